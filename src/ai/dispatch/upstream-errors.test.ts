@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { statusLine, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
+import type { ClassifiedError } from '../providers/contract.ts';
+
+const empty: ClassifiedError = { errorClass: 'upstream_status', retryable: false, retryAfterMs: undefined, message: undefined, type: undefined, code: undefined, param: undefined };
+
+test('4xx keeps status and upstream fields', () => {
+  const e = upstreamStatusError(400, { ...empty, message: 'bad temp', type: 'invalid_request_error', code: 'invalid_value', param: 'temperature' });
+  assert.equal(e.status, 400);
+  assert.equal(e.message, 'bad temp');
+  assert.equal(e.type, 'invalid_request_error');
+  assert.equal(e.publicCode, 'invalid_value');
+  assert.equal(e.param, 'temperature');
+});
+
+test('an empty 4xx body reads as the status line', () => {
+  const e = upstreamStatusError(404, empty);
+  assert.equal(e.message, 'upstream returned 404 Not Found');
+  assert.equal(e.type, 'upstream_error');
+});
+
+test('429 relays Retry-After in seconds', () => {
+  assert.deepEqual(upstreamStatusError(429, { ...empty, retryAfterMs: 1500 }).headers, { 'retry-after': '2' });
+});
+
+test('5xx becomes 502 with the status line only', () => {
+  const e = upstreamStatusError(503, { ...empty, message: 'internal detail' });
+  assert.equal(e.status, 502);
+  assert.equal(e.message, 'upstream returned 503 Service Unavailable');
+  assert.equal(statusLine(599), 'upstream returned 599');
+});
+
+test('timeouts are 504, transport failures 502', () => {
+  assert.equal(upstreamFailureError({ ok: false, kind: 'timeout', message: 't' }).status, 504);
+  assert.equal(upstreamFailureError({ ok: false, kind: 'transport', message: 't' }).status, 502);
+});

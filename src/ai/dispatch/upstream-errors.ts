@@ -1,0 +1,42 @@
+// Turning upstream failures (values) into the GatewayError the caller sees (spec 2 §7).
+import { STATUS_CODES } from 'node:http';
+import { GatewayError } from '../../lib/errors.ts';
+import type { UpstreamFailure } from '../../http/upstream.ts';
+import type { ClassifiedError } from '../providers/contract.ts';
+
+export function statusLine(status: number): string {
+  const reason = STATUS_CODES[status];
+  return reason === undefined ? `upstream returned ${status}` : `upstream returned ${status} ${reason}`;
+}
+
+/**
+ * Upstream 4xx keep their status and the upstream's own message, type, param and code; 5xx (and
+ * anything else that is not a success) become 502 with the status line only, so provider
+ * internals never leak; 429 relays Retry-After.
+ */
+export function upstreamStatusError(status: number, c: ClassifiedError): GatewayError {
+  if (status >= 400 && status < 500) {
+    const headers: Record<string, string> = {};
+    if (status === 429 && c.retryAfterMs !== undefined) headers['retry-after'] = String(Math.ceil(c.retryAfterMs / 1000));
+    return new GatewayError('upstream_error', c.message ?? statusLine(status), {
+      status,
+      type: c.type ?? 'upstream_error',
+      publicCode: c.code ?? null,
+      param: c.param ?? null,
+      headers,
+    });
+  }
+  return new GatewayError('upstream_error', statusLine(status));
+}
+
+export function upstreamFailureError(f: UpstreamFailure): GatewayError {
+  if (f.kind === 'timeout') return new GatewayError('upstream_timeout', f.message);
+  return new GatewayError('upstream_transport', f.message);
+}
+
+/** Vocabulary shared by the access log's error_kind and usage events' error_class. */
+export function failureKind(f: UpstreamFailure): string {
+  if (f.kind === 'timeout') return 'timeout';
+  if (f.kind === 'aborted') return 'client_disconnected';
+  return 'transport';
+}

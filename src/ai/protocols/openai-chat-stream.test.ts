@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SseLineSplitter } from '../../lib/sse-lines.ts';
+import { OpenAIChatStreamRelay } from './openai-chat-stream.ts';
+
+const chunk = (o: object): string => `data: ${JSON.stringify(o)}\n\n`;
+const base = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-2024-08-06' };
+const upstream =
+  chunk({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }], usage: null }) +
+  chunk({ ...base, choices: [{ index: 0, delta: { content: 'hé "model":"x"' }, finish_reason: null }], usage: null }) +
+  chunk({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: null }) +
+  chunk({ ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }) +
+  'data: [DONE]\n\n';
+
+function relayAtEveryBoundary(dropUsage: boolean, check: (out: string, relay: OpenAIChatStreamRelay) => void): void {
+  const bytes = Buffer.from(upstream);
+  for (let cut = 1; cut < bytes.length; cut += 7) {
+    const relay = new OpenAIChatStreamRelay('fast', dropUsage);
+    const split = new SseLineSplitter();
+    let out = '';
+    for (const part of [bytes.subarray(0, cut), bytes.subarray(cut)]) split.push(part, (l) => (out += relay.line(l)));
+    check(out, relay);
+  }
+}
+
+function events(out: string): string[] {
+  return out.split('\n\n').filter((e) => e.length > 0).map((e) => e.replace(/^data: /, ''));
+}
+
+test('every chunk carries the alias; content and order survive; usage is tapped', () => {
+  relayAtEveryBoundary(false, (out, relay) => {
+    const ev = events(out);
+    assert.equal(ev.length, 5);
+    assert.equal(ev[4], '[DONE]');
+    for (const e of ev.slice(0, 4)) assert.equal(JSON.parse(e).model, 'fast');
+    assert.equal(JSON.parse(ev[1]).choices[0].delta.content, 'hé "model":"x"');
+    assert.deepEqual(relay.usage, { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
+    assert.equal(relay.sawDone, true);
+    assert.equal(relay.sawFinish, true);
+  });
+});
+
+test('the usage-only chunk is dropped when the caller did not ask, but still tapped', () => {
+  relayAtEveryBoundary(true, (out, relay) => {
+    const ev = events(out);
+    assert.equal(ev.length, 4);
+    assert.ok(ev.every((e) => e === '[DONE]' || JSON.parse(e).choices.length === 1));
+    assert.equal(relay.usage?.total_tokens, 7);
+  });
+});
+
+test('in-band errors are relayed and remembered', () => {
+  const relay = new OpenAIChatStreamRelay('fast', false);
+  const line = 'data: {"error":{"message":"overloaded","type":"server_error"}}';
+  assert.equal(relay.line(line), line + '\n');
+  assert.ok(relay.inBandError?.includes('overloaded'));
+});
+
+test('non-data lines pass through', () => {
+  const relay = new OpenAIChatStreamRelay('fast', false);
+  assert.equal(relay.line(': keep-alive'), ': keep-alive\n');
+  assert.equal(relay.line('event: message'), 'event: message\n');
+});

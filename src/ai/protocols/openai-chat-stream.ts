@@ -1,0 +1,61 @@
+// Relaying an OpenAI Chat Completions event stream on the native path: lines in, lines out.
+// It rewrites `model` to the caller's alias, taps usage, spots the end marker, finish reasons and
+// in-band errors, and drops the usage-only chunk the gateway asked for on the caller's behalf.
+// Frames are never parsed and re-serialised; only the usage frame is parsed.
+import { replaceTopLevelString } from '../../lib/json-scan.ts';
+import { scanUsage, type OpenAIUsage } from './openai-chat.ts';
+
+export class OpenAIChatStreamRelay {
+  usage: OpenAIUsage | undefined = undefined;
+  sawDone = false;
+  sawFinish = false;
+  /** The `error` object text of an in-band error frame, when one arrived. */
+  inBandError: string | undefined = undefined;
+  private readonly alias: string;
+  private readonly dropUsageChunk: boolean;
+  private dropping = false;
+
+  /**
+   * @param alias the caller's model alias, written into every chunk
+   * @param dropUsageChunk drop the trailing usage-only chunk (the caller did not ask for it)
+   */
+  constructor(alias: string, dropUsageChunk: boolean) {
+    this.alias = alias;
+    this.dropUsageChunk = dropUsageChunk;
+  }
+
+  /** Returns the text to forward for one line (with its terminator), or '' to drop it. */
+  line(line: string): string {
+    if (line.length === 0) {
+      if (this.dropping) {
+        this.dropping = false;
+        return '';
+      }
+      return '\n';
+    }
+    if (!line.startsWith('data:')) return this.dropping ? '' : line + '\n';
+    const start = line.charCodeAt(5) === 32 ? 6 : 5;
+    if (line.charCodeAt(start) !== 123) {
+      if (line.startsWith('[DONE]', start)) this.sawDone = true;
+      return line + '\n';
+    }
+    let payload = line.slice(start);
+    if (payload.includes('"error"') && payload.startsWith('{"error"')) {
+      this.inBandError = payload;
+      return line + '\n';
+    }
+    if (payload.includes('"usage":{') || payload.includes('"usage": {')) {
+      const usage = scanUsage(payload);
+      if (usage !== undefined) {
+        this.usage = usage;
+        if (this.dropUsageChunk && /"choices"\s*:\s*\[\s*\]/.test(payload)) {
+          this.dropping = true;
+          return '';
+        }
+      }
+    }
+    if (!this.sawFinish && payload.includes('"finish_reason":"')) this.sawFinish = true;
+    payload = replaceTopLevelString(payload, 'model', this.alias);
+    return 'data: ' + payload + '\n';
+  }
+}

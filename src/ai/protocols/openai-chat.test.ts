@@ -1,0 +1,61 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GatewayError } from '../../lib/errors.ts';
+import { openAIErrorBody, parseChatRequest, readOpenAIError, scanUsage } from './openai-chat.ts';
+
+const parse = (v: unknown): unknown => parseChatRequest(Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)));
+
+function rejects(v: unknown, status: number, param: string | null, re: RegExp): void {
+  assert.throws(
+    () => parse(v),
+    (e: unknown) => e instanceof GatewayError && e.status === status && e.param === param && re.test(e.message),
+  );
+}
+
+test('accepts every lowercase role', () => {
+  const roles = ['system', 'developer', 'user', 'assistant', 'tool'];
+  const req = parse({ model: 'm', messages: roles.map((role) => ({ role, content: 'x' })) });
+  assert.equal((req as { messages: unknown[] }).messages.length, 5);
+});
+
+test('rejects any other role, including different casing, with the field path', () => {
+  for (const role of ['User', 'SYSTEM', 'Developer', 'function', '', 7]) {
+    rejects({ model: 'm', messages: [{ role: 'user', content: 'a' }, { role, content: 'b' }] }, 400, 'messages[1].role', /messages\[1\]\.role/);
+  }
+  const err = (() => {
+    try {
+      parse({ model: 'm', messages: [{ role: 'User' }] });
+    } catch (e) {
+      return e as GatewayError;
+    }
+    throw new Error('expected a throw');
+  })();
+  assert.equal(openAIErrorBody(err).error.type, 'invalid_request_error');
+});
+
+test('rejects malformed bodies with precise messages', () => {
+  rejects('{not json', 400, null, /not valid JSON/);
+  rejects([1, 2], 400, null, /JSON object/);
+  rejects({ messages: [] }, 400, 'model', /'model' is required/);
+  rejects({ model: '', messages: [] }, 400, 'model', /'model'/);
+  rejects({ model: 'm' }, 400, 'messages', /'messages'/);
+  rejects({ model: 'm', messages: ['hi'] }, 400, 'messages[0]', /must be an object/);
+  rejects({ model: 'm', messages: [], stream: 'yes' }, 400, 'stream', /boolean/);
+});
+
+test('reads upstream error envelopes, tolerating shapes', () => {
+  assert.deepEqual(readOpenAIError('{"error":{"message":"bad","type":"invalid_request_error","param":"x","code":"c"}}'), {
+    message: 'bad', type: 'invalid_request_error', param: 'x', code: 'c',
+  });
+  assert.deepEqual(readOpenAIError('{"error":"plain"}'), { message: 'plain' });
+  assert.equal(readOpenAIError('<html>'), undefined);
+  assert.equal(readOpenAIError(''), undefined);
+});
+
+test('scans usage only when it is an object', () => {
+  assert.deepEqual(scanUsage('{"id":"1","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}'), {
+    prompt_tokens: 1, completion_tokens: 2, total_tokens: 3,
+  });
+  assert.equal(scanUsage('{"id":"1","usage":null}'), undefined);
+  assert.equal(scanUsage('{"id":"1"}'), undefined);
+});

@@ -1,0 +1,86 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isReasoningModel, normalizeOpenAIBase, openaiAdapter, parseRetryAfter } from './index.ts';
+import type { ProviderKeyView } from '../contract.ts';
+
+const key = (over: Partial<ProviderKeyView> = {}): ProviderKeyView => ({
+  provider: 'openai', apiKey: 'sk-test', apiBase: undefined, paramRenames: undefined, ...over,
+});
+
+test('api_base normalisation tolerates slashes, whitespace and pasted suffixes', () => {
+  assert.equal(normalizeOpenAIBase(' https://x.example/v1/ '), 'https://x.example/v1');
+  assert.equal(normalizeOpenAIBase('https://x.example/v1/chat/completions'), 'https://x.example/v1');
+  assert.equal(normalizeOpenAIBase('https://api.openai.com'), 'https://api.openai.com/v1');
+  assert.equal(normalizeOpenAIBase('http://127.0.0.1:8080/v1'), 'http://127.0.0.1:8080/v1');
+});
+
+test('endpoint: default OpenAI base only for provider openai; bearer credential', () => {
+  const e = openaiAdapter.endpoint('chat', key());
+  assert.ok(!(e instanceof Error));
+  assert.equal(e.url, 'https://api.openai.com/v1/chat/completions');
+  assert.equal(e.headers.authorization, 'Bearer sk-test');
+  assert.ok(openaiAdapter.endpoint('chat', key({ provider: 'deepseek' })) instanceof Error);
+  const d = openaiAdapter.endpoint('chat', key({ provider: 'deepseek', apiBase: 'https://api.deepseek.com/v1' }));
+  assert.ok(!(d instanceof Error) && d.url === 'https://api.deepseek.com/v1/chat/completions');
+});
+
+const messages = [
+  { role: 'user', content: 'a' },
+  { role: 'developer', content: 'be brief' },
+  { role: 'user', content: 'b' },
+];
+
+test('developer messages stay unchanged for provider openai, whatever the model or base', () => {
+  const out = openaiAdapter.prepareRequest('chat', { model: 'alias', messages }, { key: key({ apiBase: 'http://proxy.local/v1' }), upstreamModel: 'llama' });
+  assert.deepEqual(out.messages, messages);
+  assert.equal(out.model, 'llama');
+});
+
+test('developer messages become system messages in the same position for other providers', () => {
+  const out = openaiAdapter.prepareRequest('chat', { model: 'alias', messages }, { key: key({ provider: 'groq', apiBase: 'http://g/v1' }), upstreamModel: 'm' });
+  assert.deepEqual(out.messages, [messages[0], { role: 'system', content: 'be brief' }, messages[2]]);
+});
+
+test('max_tokens goes as max_completion_tokens to OpenAI reasoning models only', () => {
+  const r = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], max_tokens: 50 }, { key: key(), upstreamModel: 'o3-mini' });
+  assert.equal(r.max_completion_tokens, 50);
+  assert.equal('max_tokens' in r, false);
+  const g = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], max_tokens: 50 }, { key: key(), upstreamModel: 'gpt-4o' });
+  assert.equal(g.max_tokens, 50);
+  const other = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], max_tokens: 50 }, { key: key({ provider: 'x', apiBase: 'http://x/v1' }), upstreamModel: 'o3-mini' });
+  assert.equal(other.max_tokens, 50);
+  assert.equal(isReasoningModel('gpt-5-mini'), true);
+  assert.equal(isReasoningModel('gpt-4.1'), false);
+});
+
+test('param_renames have the last word', () => {
+  const r = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], max_tokens: 5 }, {
+    key: key({ paramRenames: { max_completion_tokens: 'max_output' } }), upstreamModel: 'o1',
+  });
+  assert.equal(r.max_output, 5);
+  assert.equal('max_completion_tokens' in r, false);
+});
+
+test('streams ask for usage unless the caller chose', () => {
+  const r = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], stream: true }, { key: key(), upstreamModel: 'm' });
+  assert.deepEqual(r.stream_options, { include_usage: true });
+  const c = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], stream: true, stream_options: { include_usage: false } }, { key: key(), upstreamModel: 'm' });
+  assert.deepEqual(c.stream_options, { include_usage: false });
+});
+
+test('classifies upstream errors', () => {
+  const c = openaiAdapter.classifyError(429, '{"error":{"message":"slow","type":"requests","code":"rate_limit_exceeded"}}', { 'retry-after': '3' });
+  assert.equal(c.errorClass, 'rate_limited');
+  assert.equal(c.retryAfterMs, 3000);
+  assert.equal(c.code, 'rate_limit_exceeded');
+  assert.equal(openaiAdapter.classifyError(500, '', {}).retryable, true);
+  assert.equal(openaiAdapter.classifyError(400, '', {}).retryable, false);
+  assert.equal(openaiAdapter.classifyError(401, '', {}).errorClass, 'invalid_credentials');
+  assert.equal(openaiAdapter.classifyError(400, '{"error":{"message":"no","code":"content_filter"}}', {}).errorClass, 'content_filter');
+});
+
+test('Retry-After as an HTTP date', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  assert.equal(parseRetryAfter('Thu, 01 Jan 2026 00:00:05 GMT', now), 5000);
+  assert.equal(parseRetryAfter('soon', now), undefined);
+});

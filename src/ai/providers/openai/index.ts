@@ -1,0 +1,119 @@
+// The OpenAI-compatible adapter: provider `openai` and every vendor that speaks the Chat
+// Completions wire format at its own `api_base` (an OpenAI-compatible vendor is configuration).
+import { readOpenAIError } from '../../protocols/openai-chat.ts';
+import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, ProviderKeyView } from '../contract.ts';
+
+export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1';
+
+const PASTED_SUFFIXES = ['/chat/completions', '/completions', '/embeddings', '/responses'];
+
+/** Normalise an api_base: trim, drop trailing slashes and pasted endpoint suffixes, add `/v1` to a bare OpenAI host. */
+export function normalizeOpenAIBase(apiBase: string): string {
+  let base = apiBase.trim();
+  while (base.endsWith('/')) base = base.slice(0, -1);
+  for (const suffix of PASTED_SUFFIXES) {
+    if (base.endsWith(suffix)) {
+      base = base.slice(0, -suffix.length);
+      break;
+    }
+  }
+  if (/^https?:\/\/api\.openai\.com$/.test(base)) base += '/v1';
+  return base;
+}
+
+/** Reference-family reasoning models take `max_completion_tokens` instead of `max_tokens`. */
+export function isReasoningModel(model: string): boolean {
+  return /^(o\d|gpt-5)/.test(model);
+}
+
+function endpoint(_operation: 'chat', key: ProviderKeyView): EndpointSpec | Error {
+  let base: string;
+  if (key.apiBase !== undefined && key.apiBase.trim() !== '') base = normalizeOpenAIBase(key.apiBase);
+  else if (key.provider === 'openai' || key.provider === '') base = OPENAI_DEFAULT_BASE;
+  // Never send a non-OpenAI key to OpenAI by default.
+  else return new Error(`provider key for "${key.provider}" has no api_base`);
+  return {
+    url: `${base}/chat/completions`,
+    headers: { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' },
+  };
+}
+
+function prepareRequest(_operation: 'chat', body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...body, model: target.upstreamModel };
+  const isOpenAI = target.key.provider === 'openai';
+  if (!isOpenAI && Array.isArray(body.messages)) {
+    // Other providers on this adapter get `developer` as a system message in the same position.
+    let changed = false;
+    const messages = (body.messages as Record<string, unknown>[]).map((m) => {
+      if (m.role !== 'developer') return m;
+      changed = true;
+      return { ...m, role: 'system' };
+    });
+    if (changed) out.messages = messages;
+  }
+  if (isOpenAI && out.max_tokens !== undefined && isReasoningModel(target.upstreamModel)) {
+    if (out.max_completion_tokens === undefined) out.max_completion_tokens = out.max_tokens;
+    delete out.max_tokens;
+  }
+  // The gateway taps usage from every stream; ask for it when the caller did not.
+  if (out.stream === true) {
+    const so = out.stream_options as Record<string, unknown> | undefined;
+    if (so === undefined || so.include_usage === undefined) out.stream_options = { ...so, include_usage: true };
+  }
+  const renames = target.key.paramRenames;
+  if (renames !== undefined) {
+    for (const [from, to] of Object.entries(renames)) {
+      if (from in out && from !== to) {
+        out[to] = out[from];
+        delete out[from];
+      }
+    }
+  }
+  return out;
+}
+
+function header(headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Retry-After as seconds or an HTTP date, in ms. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const secs = Number(value);
+  if (Number.isFinite(secs)) return secs >= 0 ? Math.round(secs * 1000) : undefined;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function classifyError(
+  status: number,
+  body: string,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): ClassifiedError {
+  const fields = readOpenAIError(body);
+  const code = fields?.code;
+  let errorClass: ClassifiedError['errorClass'] = 'upstream_status';
+  if (status === 401 || status === 403) errorClass = 'invalid_credentials';
+  else if (status === 429) errorClass = 'rate_limited';
+  else if (code === 'content_filter' || code === 'content_policy_violation') errorClass = 'content_filter';
+  else if (status >= 400 && status < 500) errorClass = 'invalid_request';
+  return {
+    errorClass,
+    retryable: status >= 500 || status === 408,
+    retryAfterMs: parseRetryAfter(header(headers, 'retry-after')),
+    message: fields?.message,
+    type: fields?.type,
+    code: fields?.code,
+    param: fields?.param,
+  };
+}
+
+export const openaiAdapter: Adapter = {
+  id: 'openai',
+  speaks: ['openai-chat'],
+  framing: 'sse',
+  endpoint,
+  prepareRequest,
+  classifyError,
+};

@@ -1,0 +1,174 @@
+// `tollgate start`: the composition root. Loads the bootstrap config and resources, builds the
+// snapshot, binds the listeners, prints the ready line, and owns reload (SIGHUP) and drain
+// (SIGTERM/SIGINT).
+import { fileURLToPath } from 'node:url';
+import type { Server } from 'node:http';
+import { loadConfig, parseAddr } from '../config/load.ts';
+import type { GatewayConfig } from '../config/schema.ts';
+import { formatLoadErrors, loadResourcesFile } from '../resources/loader.ts';
+import { SnapshotHolder } from '../snapshot/snapshot.ts';
+import { createLogger, flushLogger, type Logger } from '../observability/logger.ts';
+import { Metrics } from '../observability/metrics.ts';
+import { createStatusHandler, type ConfigStatus } from '../observability/status-server.ts';
+import { listen, type Listener } from '../http/server.ts';
+import { createClientIpResolver } from '../http/real-ip.ts';
+import { closeUpstreamPools } from '../http/upstream.ts';
+import { createProxyHandler, type Lifecycle } from '../ai/proxy.ts';
+import { buildAdminApp } from '../admin/app.ts';
+import type { Resources } from '../resources/types.ts';
+
+export const DEMO_RESOURCES = fileURLToPath(new URL('../../examples/demo.resources.yaml', import.meta.url));
+
+function counts(r: Resources): Record<string, number> {
+  return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Array.isArray(v) ? v.length : 0]));
+}
+
+export async function startCommand(opts: { configFile: string | undefined }): Promise<number> {
+  const loaded = loadConfig({ file: opts.configFile, env: process.env });
+  if (!loaded.ok) {
+    process.stderr.write(`tollgate: invalid configuration:\n${loaded.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+    return 1;
+  }
+  const config = loaded.config;
+  const logger = createLogger(config.observability.log_level);
+  const resourcesFile = config.resources_file ?? DEMO_RESOURCES;
+  const first = loadResourcesFile(resourcesFile, process.env);
+  if (!first.ok) {
+    process.stderr.write(formatLoadErrors(resourcesFile, first.errors) + '\n');
+    return 1;
+  }
+  const metrics = new Metrics();
+  const snapshots = new SnapshotHolder();
+  const lifecycle: Lifecycle = { ready: false, draining: false };
+  let lastReload: ConfigStatus['last_reload'];
+  const apply = (resources: Resources, count: number): void => {
+    const s = snapshots.install(resources, count);
+    lifecycle.ready = true;
+    metrics.configGeneration.set(s.generation);
+    metrics.configLastReloadSuccessful.set(1);
+  };
+  apply(first.resources, first.count);
+  if (config.resources_file === undefined) {
+    logger.warn({ resources_file: resourcesFile }, 'no resources_file configured: serving the built-in demo resources');
+  }
+
+  const listeners: Listener[] = [];
+  const closing = (): boolean => lifecycle.draining;
+  try {
+    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, handler: createProxyHandler(proxyOptions(config, snapshots, lifecycle, logger, metrics)) }));
+    const prom = config.observability.metrics.prometheus;
+    if (prom.enabled) {
+      const status = (): ConfigStatus => ({
+        source: { type: 'file', path: resourcesFile },
+        generation: snapshots.current?.generation ?? 0,
+        applied_at: snapshots.current === undefined ? undefined : new Date(snapshots.current.createdAt).toISOString(),
+        resource_counts: snapshots.current === undefined ? {} : counts(snapshots.current.resources),
+        last_reload: lastReload,
+      });
+      listeners.push(await listen({ name: 'metrics', ...parseAddr(prom.addr), handler: createStatusHandler(metrics, prom.path, status) }));
+    }
+  } catch (err) {
+    for (const l of listeners) l.server.close();
+    process.stderr.write(`tollgate: cannot bind listener: ${(err as Error).message}\n`);
+    return 1;
+  }
+  let admin: Awaited<ReturnType<typeof startAdmin>> | undefined;
+  if (config.admin.enabled) {
+    try {
+      admin = await startAdmin(config, () => ({ generation: snapshots.current?.generation ?? 0 }));
+    } catch (err) {
+      for (const l of listeners) l.server.close();
+      process.stderr.write(`tollgate: cannot bind admin listener: ${(err as Error).message}\n`);
+      return 1;
+    }
+  }
+
+  const addresses: Record<string, string> = {};
+  for (const l of listeners) addresses[l.name] = l.address;
+  if (admin !== undefined) addresses.admin = admin.address;
+  process.stdout.write(JSON.stringify({ event: 'ready', listeners: addresses, pid: process.pid }) + '\n');
+  logger.info({ listeners: addresses, resources_file: resourcesFile, resources: first.count }, 'tollgate started');
+
+  process.on('SIGHUP', () => {
+    const result = loadResourcesFile(resourcesFile, process.env);
+    const at = new Date().toISOString();
+    if (result.ok) {
+      apply(result.resources, result.count);
+      lastReload = { at, ok: true };
+      metrics.configReloads.inc({ result: 'success' });
+      logger.info({ generation: snapshots.current?.generation, resources: result.count }, 'resources reloaded');
+    } else {
+      lastReload = { at, ok: false, errors: result.errors };
+      metrics.configReloads.inc({ result: 'failure' });
+      metrics.configLastReloadSuccessful.set(0);
+      logger.error(
+        { errors: result.errors, report: formatLoadErrors(resourcesFile, result.errors) },
+        'resources file reload failed; keeping the previous snapshot',
+      );
+    }
+  });
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string): void => {
+      if (stopping) {
+        logger.warn({ signal }, 'second signal: exiting without waiting for in-flight requests');
+        flushLogger(logger);
+        process.exit(1);
+      }
+      stopping = true;
+      lifecycle.draining = true;
+      logger.info({ signal, min_drain_secs: config.shutdown.min_drain_secs }, 'draining');
+      setTimeout(() => {
+        void drain(listeners, admin?.app.server, config, logger).then(() => {
+          closeUpstreamPools();
+          logger.info('drain complete');
+          flushLogger(logger);
+          resolve(0);
+        });
+      }, config.shutdown.min_drain_secs * 1000);
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+async function drain(listeners: Listener[], adminServer: Server | undefined, config: GatewayConfig, logger: Logger): Promise<void> {
+  const timeoutMs = config.shutdown.drain_timeout_secs * 1000;
+  const results = await Promise.all(listeners.map(async (l) => ({ name: l.name, inFlight: l.inFlight(), ...(await l.drain(timeoutMs)) })));
+  for (const r of results) {
+    if (r.timedOut) logger.warn({ listener: r.name }, 'drain timeout reached: closing remaining connections');
+  }
+  if (adminServer !== undefined) {
+    adminServer.close();
+    adminServer.closeAllConnections();
+  }
+}
+
+function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycle: Lifecycle, logger: Logger, metrics: Metrics) {
+  return {
+    snapshots,
+    lifecycle,
+    logger,
+    metrics,
+    accessLog: config.observability.access_log,
+    bodyLimitBytes: config.proxy.request_body_limit_bytes,
+    requestIdHeaders: config.proxy.request_id.accept_headers,
+    clientIp: createClientIpResolver(config.proxy.real_ip),
+    realIpHeader: config.proxy.real_ip.header,
+    upstream: {
+      timeoutMs: config.upstream.timeout_ms,
+      streamTimeoutMs: config.upstream.stream_timeout_ms,
+      connectTimeoutMs: config.upstream.connect_timeout_ms,
+    },
+  };
+}
+
+async function startAdmin(config: GatewayConfig, status: () => { generation: number }) {
+  const app = buildAdminApp({ adminKeys: config.admin.admin_keys, status });
+  const { host, port } = parseAddr(config.admin.addr);
+  await app.listen({ host, port });
+  const info = app.server.address();
+  const bound = typeof info === 'object' && info !== null ? `${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}` : config.admin.addr;
+  return { app, address: bound };
+}

@@ -1,0 +1,156 @@
+// Validation of a bootstrap config document against ConfigSchema: Ajv (closed objects,
+// defaults filled in place) plus the cross-key rules JSON Schema cannot say well, each
+// error rendered as `<key path>: <human message>`. Values are shown only for keys that
+// never hold secrets (addresses, CIDRs, enums); admin keys are never echoed.
+
+import { Ajv, type ErrorObject } from 'ajv';
+import { isIpOrCidr, parseAddr } from './address.ts';
+import { ConfigSchema } from './schema.ts';
+
+/** Headers that carry caller credentials: never accepted as a request id source. */
+const CREDENTIAL_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'cookie',
+]);
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true });
+ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+ajv.addFormat('host-port', {
+  type: 'string',
+  validate: (s: string) => {
+    try {
+      parseAddr(s);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+});
+ajv.addFormat('ip-or-cidr', { type: 'string', validate: isIpOrCidr });
+const validateSchema = ajv.compile(ConfigSchema);
+
+type Json = Record<string, unknown>;
+type Schema = Record<string, unknown>;
+
+const show = (v: unknown): string => {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+};
+
+/** Ajv's JSON pointer -> `a.b[0].c`, using the data to tell array indexes from keys. */
+function keyPath(data: unknown, pointer: string): string[] {
+  const out: string[] = [];
+  let node: unknown = data;
+  for (const raw of pointer.split('/').slice(1)) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(node)) out.push(`[${seg}]`);
+    else out.push(out.length === 0 ? seg : `.${seg}`);
+    node = node === null || typeof node !== 'object' ? undefined : (node as Json)[seg];
+  }
+  return out;
+}
+
+function describeType(schema: Schema): string {
+  switch (schema.type) {
+    case 'integer':
+      return typeof schema.minimum === 'number' ? `must be an integer >= ${schema.minimum}` : 'must be an integer';
+    case 'number':
+      return 'must be a number';
+    case 'boolean':
+      return 'must be true or false';
+    case 'string':
+      return 'must be a string';
+    case 'array':
+      return 'must be a list';
+    case 'object':
+      return 'must be a mapping';
+    default:
+      return `must be of type ${String(schema.type)}`;
+  }
+}
+
+function message(err: ErrorObject): string {
+  const schema = (err.parentSchema ?? {}) as Schema;
+  switch (err.keyword) {
+    case 'type':
+    case 'minimum':
+      return describeType(schema);
+    case 'maximum':
+      return schema.type === 'integer' ? `must be an integer <= ${schema.maximum}` : `must be <= ${schema.maximum}`;
+    case 'minLength':
+      return 'must not be empty';
+    case 'enum':
+      return `must be one of ${(schema.enum as unknown[]).join(', ')} (got ${show(err.data)})`;
+    case 'pattern':
+      return typeof schema['x-message'] === 'string' ? schema['x-message'] : `must match ${schema.pattern}`;
+    case 'format':
+      if (err.params.format === 'host-port') {
+        try {
+          parseAddr(err.data as string);
+        } catch (e) {
+          return (e as Error).message;
+        }
+      }
+      if (err.params.format === 'ip-or-cidr') return `invalid IP address or CIDR ${show(err.data)}`;
+      return `invalid ${String(err.params.format)} ${show(err.data)}`;
+    default:
+      return err.message ?? 'is invalid';
+  }
+}
+
+/** The variable that set `path` (or a key above it), as a suffix for the error. */
+function fromEnv(path: string, origins: Map<string, string>): string {
+  for (const [key, variable] of origins) {
+    if (path === key || path.startsWith(`${key}[`) || path.startsWith(`${key}.`)) return ` (from ${variable})`;
+  }
+  return '';
+}
+
+function schemaErrors(data: Json, origins: Map<string, string>): string[] {
+  if (validateSchema(data)) return [];
+  const out: string[] = [];
+  for (const err of validateSchema.errors ?? []) {
+    const segs = keyPath(data, err.instancePath);
+    if (err.keyword === 'additionalProperties') {
+      const key = String(err.params.additionalProperty);
+      const path = segs.length === 0 ? key : `${segs.join('')}.${key}`;
+      out.push(`${path}: unknown key`);
+      continue;
+    }
+    const path = segs.join('') || '(top level)';
+    out.push(`${path}: ${message(err)}${fromEnv(path, origins)}`);
+  }
+  return out;
+}
+
+/** Rules across keys, checked on whatever part of the document has the right types. */
+function crossKeyErrors(data: Json, origins: Map<string, string>): string[] {
+  const out: string[] = [];
+  const proxy = data.proxy as Json | undefined;
+  const accept = (proxy?.request_id as Json | undefined)?.accept_headers;
+  if (Array.isArray(accept)) {
+    accept.forEach((h, i) => {
+      if (typeof h === 'string' && CREDENTIAL_HEADERS.has(h.toLowerCase())) {
+        const path = `proxy.request_id.accept_headers[${i}]`;
+        out.push(`${path}: "${h.toLowerCase()}" carries credentials and cannot supply a request id${fromEnv(path, origins)}`);
+      }
+    });
+  }
+  const admin = data.admin as Json | undefined;
+  if (admin?.enabled === true && Array.isArray(admin.admin_keys) && admin.admin_keys.length === 0) {
+    out.push('admin.admin_keys: must list at least one key when admin.enabled is true');
+  }
+  return out;
+}
+
+/**
+ * Validate `data` in place (defaults are filled in) and return every error. `origins`
+ * maps key paths set from the environment to their variable, named in the message.
+ */
+export function validateConfig(data: Json, origins: Map<string, string>): string[] {
+  return [...schemaErrors(data, origins), ...crossKeyErrors(data, origins)];
+}

@@ -1,0 +1,64 @@
+// Writing responses: every answer carries the request id and is counted for the access log.
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { RequestContext } from './context.ts';
+import { REQUEST_ID_HEADER } from './request-id.ts';
+
+export function sendJson(
+  ctx: RequestContext,
+  status: number,
+  body: unknown,
+  headers?: Record<string, string>,
+): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  sendBody(ctx, status, text, 'application/json', headers);
+}
+
+export function sendBody(
+  ctx: RequestContext,
+  status: number,
+  body: string | Buffer,
+  contentType: string | undefined,
+  headers?: Record<string, string>,
+): void {
+  const res = ctx.res;
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  const head: OutgoingHttpHeaders = {
+    [REQUEST_ID_HEADER]: ctx.requestId,
+    'content-length': length,
+  };
+  if (contentType !== undefined) head['content-type'] = contentType;
+  if (headers !== undefined) Object.assign(head, headers);
+  ctx.status = status;
+  ctx.responseBytes += length;
+  res.writeHead(status, head);
+  res.end(body);
+}
+
+/** An empty response (unrouted paths answer 404 with no body). */
+export function sendEmpty(ctx: RequestContext, status: number, headers?: Record<string, string>): void {
+  sendBody(ctx, status, '', undefined, headers);
+}
+
+/** Start a streamed response; later writes go through `writeChunk`. */
+export function startStream(ctx: RequestContext, status: number, headers: OutgoingHttpHeaders): void {
+  ctx.status = status;
+  headers[REQUEST_ID_HEADER] = ctx.requestId;
+  ctx.res.writeHead(status, headers);
+  // Push the head out now: SSE clients wait on it, and it is what time-to-first-byte measures.
+  ctx.res.flushHeaders();
+}
+
+/** Write a chunk of a streamed body; returns false when the socket buffer is full. */
+export function writeChunk(ctx: RequestContext, chunk: string | Buffer): boolean {
+  if (ctx.res.writableEnded || ctx.res.destroyed) return true;
+  ctx.responseBytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+  return ctx.res.write(chunk);
+}
+
+export function endStream(ctx: RequestContext): void {
+  if (!ctx.res.writableEnded) ctx.res.end();
+}

@@ -1,0 +1,69 @@
+// HTTP listeners: bind (port 0 picks a free port), count in-flight requests, and drain.
+import http from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface Listener {
+  readonly name: string;
+  readonly server: http.Server;
+  /** `host:port` actually bound. */
+  readonly address: string;
+  inFlight(): number;
+  /** Stop accepting, wait for in-flight requests up to `timeoutMs`, then close every connection. */
+  drain(timeoutMs: number): Promise<{ timedOut: boolean }>;
+}
+
+export interface ListenOptions {
+  name: string;
+  host: string;
+  port: number;
+  handler: RequestHandler;
+  /** Answer with `Connection: close` once true, so keep-alive clients move on while draining. */
+  closing?: () => boolean;
+}
+
+export async function listen(options: ListenOptions): Promise<Listener> {
+  let inFlight = 0;
+  let idleWaiter: (() => void) | undefined;
+  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 0 }, (req, res) => {
+    inFlight++;
+    res.once('close', () => {
+      inFlight--;
+      if (inFlight === 0 && idleWaiter !== undefined) idleWaiter();
+    });
+    if (options.closing?.() === true) res.shouldKeepAlive = false;
+    options.handler(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const info = server.address() as AddressInfo;
+  const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
+  return {
+    name: options.name,
+    server,
+    address: `${host}:${info.port}`,
+    inFlight: () => inFlight,
+    drain(timeoutMs) {
+      return new Promise((resolve) => {
+        server.close();
+        server.closeIdleConnections();
+        const finish = (timedOut: boolean): void => {
+          idleWaiter = undefined;
+          clearTimeout(timer);
+          server.closeAllConnections();
+          resolve({ timedOut });
+        };
+        const timer = setTimeout(() => finish(true), Math.max(0, timeoutMs));
+        if (inFlight === 0) finish(false);
+        else idleWaiter = () => finish(false);
+      });
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { findTopLevelMember, replaceTopLevelString } from './json-scan.ts';
+
+test('finds a top-level member after nested values and tricky strings', () => {
+  const s = '{"a":{"model":"inner"},"b":"x\\"model\\":\\"y","c":[1,{"model":2}],"model":"gpt-4o"}';
+  const span = findTopLevelMember(s, 'model');
+  assert.ok(span);
+  assert.equal(s.slice(span.start, span.end), '"gpt-4o"');
+});
+
+test('replaces only the top-level string member, tolerating whitespace', () => {
+  const s = '{ "id" : "c1", "model" : "gpt-4o-2024", "choices": [ { "delta": {"content": "\\"model\\": \\"z\\""} } ] }';
+  const out = replaceTopLevelString(s, 'model', 'fast');
+  assert.deepEqual(JSON.parse(out), { ...JSON.parse(s), model: 'fast' });
+});
+
+test('leaves text unchanged when the member is missing, not a string, or the JSON is malformed', () => {
+  assert.equal(replaceTopLevelString('{"a":1}', 'model', 'x'), '{"a":1}');
+  assert.equal(replaceTopLevelString('{"model":null}', 'model', 'x'), '{"model":null}');
+  assert.equal(replaceTopLevelString('{"a":"unterminated', 'model', 'x'), '{"a":"unterminated');
+  assert.equal(replaceTopLevelString('[1,2]', 'model', 'x'), '[1,2]');
+});
+
+test('finds object values such as usage', () => {
+  const s = '{"id":"x","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}}';
+  const span = findTopLevelMember(s, 'usage');
+  assert.ok(span);
+  assert.deepEqual(JSON.parse(s.slice(span.start, span.end)), { prompt_tokens: 3, completion_tokens: 4 });
+});
+
+test('escapes the replacement value', () => {
+  const out = replaceTopLevelString('{"model":"a"}', 'model', 'we"ird');
+  assert.equal(JSON.parse(out).model, 'we"ird');
+});

@@ -1,0 +1,90 @@
+// Cheap scanning of JSON text without parsing it: find a top-level member's value span.
+// Used on the streaming hot path to rewrite `model` and spot `usage` in SSE frames without a
+// parse/serialise round-trip per chunk.
+
+export interface Span {
+  /** Index of the value's first character. */
+  start: number;
+  /** Index just past the value's last character. */
+  end: number;
+}
+
+function skipWs(s: string, i: number): number {
+  let c = s.charCodeAt(i);
+  while (c === 32 || c === 10 || c === 13 || c === 9) c = s.charCodeAt(++i);
+  return i;
+}
+
+function skipString(s: string, i: number): number {
+  // s[i] is the opening quote; returns the index after the closing quote, or -1.
+  for (let j = i + 1; j < s.length; j++) {
+    const c = s.charCodeAt(j);
+    if (c === 92) j++;
+    else if (c === 34) return j + 1;
+  }
+  return -1;
+}
+
+function skipValue(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  if (c === 34) return skipString(s, i);
+  if (c === 123 || c === 91) {
+    let depth = 0;
+    for (let j = i; j < s.length; j++) {
+      const d = s.charCodeAt(j);
+      if (d === 34) {
+        j = skipString(s, j) - 1;
+        if (j < 0) return -1;
+      } else if (d === 123 || d === 91) depth++;
+      else if (d === 125 || d === 93) {
+        depth--;
+        if (depth === 0) return j + 1;
+      }
+    }
+    return -1;
+  }
+  let j = i;
+  while (j < s.length) {
+    const d = s.charCodeAt(j);
+    if (d === 44 || d === 125 || d === 93 || d === 32 || d === 10 || d === 13 || d === 9) break;
+    j++;
+  }
+  return j > i ? j : -1;
+}
+
+/**
+ * Span of the value of member `key` of the top-level object in `s` starting at `from`,
+ * or undefined when absent or the text is not a well-formed object up to that member.
+ */
+export function findTopLevelMember(s: string, key: string, from = 0): Span | undefined {
+  let i = skipWs(s, from);
+  if (s.charCodeAt(i) !== 123) return undefined;
+  i++;
+  for (;;) {
+    i = skipWs(s, i);
+    if (s.charCodeAt(i) !== 34) return undefined;
+    const keyEnd = skipString(s, i);
+    if (keyEnd < 0) return undefined;
+    const isKey = keyEnd - i - 2 === key.length && s.startsWith(key, i + 1);
+    i = skipWs(s, keyEnd);
+    if (s.charCodeAt(i) !== 58) return undefined;
+    i = skipWs(s, i + 1);
+    const end = skipValue(s, i);
+    if (end < 0) return undefined;
+    if (isKey) return { start: i, end };
+    i = skipWs(s, end);
+    const c = s.charCodeAt(i);
+    if (c === 44) {
+      i++;
+      continue;
+    }
+    return undefined;
+  }
+}
+
+/** Replace the top-level string member `key` with `value` (JSON-encoded); unchanged when absent. */
+export function replaceTopLevelString(s: string, key: string, value: string, from = 0): string {
+  const span = findTopLevelMember(s, key, from);
+  if (span === undefined || s.charCodeAt(span.start) !== 34) return s;
+  return s.slice(0, span.start) + JSON.stringify(value) + s.slice(span.end);
+}

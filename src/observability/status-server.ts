@@ -1,0 +1,38 @@
+// The metrics/status listener's handler: Prometheus exposition and the config status document.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Metrics } from './metrics.ts';
+
+export interface ConfigStatus {
+  source: { type: 'file'; path: string };
+  generation: number;
+  applied_at: string | undefined;
+  resource_counts: Record<string, number>;
+  last_reload: { at: string; ok: boolean; errors?: string[] } | undefined;
+}
+
+export function createStatusHandler(
+  metrics: Metrics,
+  metricsPath: string,
+  configStatus: () => ConfigStatus,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD', 'content-length': 0 }).end();
+      return;
+    }
+    if (path === metricsPath) {
+      metrics.registry.metrics().then(
+        (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+        () => res.writeHead(500, { 'content-length': 0 }).end(),
+      );
+      return;
+    }
+    if (path === '/status/config') {
+      const body = JSON.stringify(configStatus());
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      return;
+    }
+    res.writeHead(404, { 'content-length': 0 }).end();
+  };
+}

@@ -1,0 +1,84 @@
+// YAML text → plain JSON-like value for the resources loader. Accepts exactly one YAML 1.2
+// document (core schema, anchors/aliases and `<<` merge keys allowed). Mapping keys must be
+// strings, and values must be representable as JSON (no non-finite numbers, no binary);
+// such nodes are reported with their path and dropped. Syntax errors are reported without
+// the source excerpt the YAML library would print, because that excerpt may hold a secret.
+
+import { parseAllDocuments } from 'yaml';
+import type { FieldPath } from './issues.ts';
+
+export interface YamlIssue {
+  path: FieldPath;
+  message: string;
+}
+
+export type YamlParse =
+  | { ok: true; value: unknown; issues: YamlIssue[] }
+  | { ok: false; errors: string[] };
+
+const MAX_ALIAS_COUNT = 100;
+
+function firstLine(message: string): string {
+  return message.split('\n')[0].replace(/:\s*$/, '');
+}
+
+export function parseYaml(text: string): YamlParse {
+  let docs;
+  try {
+    docs = parseAllDocuments(text, { merge: true, uniqueKeys: true, prettyErrors: true });
+  } catch (err) {
+    return { ok: false, errors: [firstLine((err as Error).message)] };
+  }
+  // An empty file parses to an empty stream (no documents), treated like an empty document.
+  const list = Array.from(docs);
+  const errors: string[] = [];
+  for (const doc of list) for (const e of doc.errors) errors.push(firstLine(e.message));
+  if (errors.length) return { ok: false, errors };
+  if (list.length > 1) {
+    return { ok: false, errors: [`the file must hold a single YAML document, found ${list.length}`] };
+  }
+  if (list.length === 0) return { ok: true, value: null, issues: [] };
+  let raw: unknown;
+  try {
+    raw = list[0].toJS({ mapAsMap: true, maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    return { ok: false, errors: [firstLine((err as Error).message)] };
+  }
+  const issues: YamlIssue[] = [];
+  const value = toPlain(raw, [], issues);
+  return { ok: true, value, issues };
+}
+
+function describeKey(key: unknown): string {
+  if (key === null) return 'null';
+  if (key instanceof Map) return 'a mapping';
+  if (Array.isArray(key)) return 'a list';
+  return `${typeof key} ${String(key)}`;
+}
+
+function toPlain(node: unknown, path: FieldPath, issues: YamlIssue[]): unknown {
+  if (node instanceof Map) {
+    const obj: Record<string, unknown> = {};
+    for (const [k, v] of node) {
+      if (typeof k !== 'string') {
+        issues.push({ path, message: `mapping keys must be strings; found ${describeKey(k)} (quote it)` });
+        continue;
+      }
+      const value = toPlain(v, [...path, k], issues);
+      // Defined as an own property so a `__proto__` key cannot change the prototype;
+      // strict validation then rejects it as an unknown field.
+      Object.defineProperty(obj, k, { value, enumerable: true, writable: true, configurable: true });
+    }
+    return obj;
+  }
+  if (Array.isArray(node)) return node.map((v, i) => toPlain(v, [...path, i], issues));
+  if (typeof node === 'number' && !Number.isFinite(node)) {
+    issues.push({ path, message: 'non-finite numbers (.inf, .nan) are not allowed' });
+    return null;
+  }
+  if (typeof node === 'bigint') return Number(node);
+  if (node === null || typeof node === 'string' || typeof node === 'number' || typeof node === 'boolean') return node;
+  if (node === undefined) return null;
+  issues.push({ path, message: 'value cannot be represented as JSON' });
+  return null;
+}

@@ -1,0 +1,149 @@
+// Snapshot: the immutable, precompiled runtime view of one generation of resources. The hot
+// path reads one snapshot per request; lookups are Maps and presorted arrays.
+import { compileGlob, globCapture, globMatches, type Glob } from '../lib/glob.ts';
+import type { Adapter, EndpointSpec, ProviderKeyView } from '../ai/providers/contract.ts';
+import { adapterFor } from '../ai/providers/registry.ts';
+import type { ApiKey, Model, ProviderKey, Resources } from '../resources/types.ts';
+
+export interface ApiKeyEntry {
+  readonly id: string;
+  readonly name: string | undefined;
+  readonly allowedModels: readonly Glob[];
+  readonly disabled: boolean;
+  /** Epoch ms; the key is expired from this instant on. */
+  readonly expiresAt: number | undefined;
+  readonly doc: ApiKey;
+}
+
+export interface ProviderKeyEntry {
+  readonly id: string;
+  readonly name: string;
+  readonly view: ProviderKeyView;
+  /** Undefined when no adapter can serve the key; `unavailable` says why. */
+  readonly adapter: Adapter | undefined;
+  readonly unavailable: string | undefined;
+  /** Chat endpoint, or why the key cannot serve chat. */
+  readonly chat: EndpointSpec | Error | undefined;
+}
+
+export interface ModelEntry {
+  readonly id: string;
+  readonly name: string;
+  readonly glob: Glob;
+  readonly kind: 'direct' | 'group';
+  readonly provider: string;
+  /** Fixed upstream name, a pattern with `*`, or undefined (the captured text is used). */
+  readonly modelName: string | undefined;
+  readonly providerKey: ProviderKeyEntry | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly streamTimeoutMs: number | undefined;
+  readonly doc: Model;
+}
+
+export interface ResolvedModel {
+  readonly entry: ModelEntry;
+  readonly upstreamModel: string;
+}
+
+function compileProviderKey(pk: ProviderKey): ProviderKeyEntry {
+  const view: ProviderKeyView = {
+    provider: pk.provider ?? '',
+    apiKey: pk.api_key,
+    apiBase: pk.api_base ?? undefined,
+    paramRenames: pk.request?.param_renames,
+  };
+  const adapter = adapterFor({ provider: view.provider, adapter: pk.adapter, api_base: pk.api_base });
+  if (typeof adapter === 'string') {
+    return { id: pk.id, name: pk.display_name, view, adapter: undefined, unavailable: adapter, chat: undefined };
+  }
+  return { id: pk.id, name: pk.display_name, view, adapter, unavailable: undefined, chat: adapter.endpoint('chat', view) };
+}
+
+function compileModel(m: Model, keys: Map<string, ProviderKeyEntry>): ModelEntry {
+  const base = { id: m.id, name: m.display_name, glob: compileGlob(m.display_name), doc: m, timeoutMs: m.timeout, streamTimeoutMs: m.stream_timeout };
+  if ('routing' in m && m.routing !== undefined) {
+    return { ...base, kind: 'group', provider: 'group', modelName: undefined, providerKey: undefined };
+  }
+  const direct = m as Extract<Model, { provider_key_id: string }>;
+  return {
+    ...base,
+    kind: 'direct',
+    provider: direct.provider,
+    modelName: direct.model_name,
+    providerKey: keys.get(direct.provider_key_id),
+  };
+}
+
+export class Snapshot {
+  readonly generation: number;
+  readonly createdAt = Date.now();
+  readonly resources: Resources;
+  readonly resourceCount: number;
+  readonly apiKeysByHash = new Map<string, ApiKeyEntry>();
+  readonly providerKeys = new Map<string, ProviderKeyEntry>();
+  private readonly exactModels = new Map<string, ModelEntry>();
+  /** Wildcard aliases, most specific (longest literal) first, ties in file order. */
+  private readonly wildcardModels: ModelEntry[] = [];
+
+  constructor(resources: Resources, generation: number, resourceCount: number) {
+    this.resources = resources;
+    this.generation = generation;
+    this.resourceCount = resourceCount;
+    for (const pk of resources.provider_keys) this.providerKeys.set(pk.id, compileProviderKey(pk));
+    for (const m of resources.models) {
+      const entry = compileModel(m, this.providerKeys);
+      if (entry.glob.wildcard) this.wildcardModels.push(entry);
+      else this.exactModels.set(entry.name, entry);
+    }
+    this.wildcardModels.sort((a, b) => b.glob.literalLength - a.glob.literalLength);
+    for (const k of resources.api_keys) {
+      this.apiKeysByHash.set(k.key_hash, {
+        id: k.id,
+        name: k.display_name,
+        allowedModels: k.allowed_models.map(compileGlob),
+        disabled: k.disabled === true,
+        expiresAt: k.expires_at === undefined ? undefined : Date.parse(k.expires_at),
+        doc: k,
+      });
+    }
+  }
+
+  /** Exact alias first, then the most specific wildcard alias; the capture fills `model_name`. */
+  resolveModel(name: string): ResolvedModel | undefined {
+    const exact = this.exactModels.get(name);
+    if (exact !== undefined) return { entry: exact, upstreamModel: exact.modelName ?? exact.name };
+    for (const entry of this.wildcardModels) {
+      const capture = globCapture(entry.glob, name);
+      if (capture === undefined) continue;
+      const upstreamModel = entry.modelName === undefined ? capture : entry.modelName.replace('*', capture);
+      return { entry, upstreamModel };
+    }
+    return undefined;
+  }
+
+  isModelAllowed(key: ApiKeyEntry, requested: string): boolean {
+    for (const g of key.allowedModels) if (globMatches(g, requested)) return true;
+    return false;
+  }
+
+  /** Concrete aliases the key may use: no wildcard patterns, no multi-target groups. */
+  visibleModels(key: ApiKeyEntry): ModelEntry[] {
+    const out: ModelEntry[] = [];
+    for (const entry of this.exactModels.values()) {
+      if (entry.kind === 'direct' && this.isModelAllowed(key, entry.name)) out.push(entry);
+    }
+    return out;
+  }
+}
+
+/** Holds the snapshot currently serving; swapped whole, never mutated. */
+export class SnapshotHolder {
+  current: Snapshot | undefined = undefined;
+  private nextGeneration = 1;
+
+  install(resources: Resources, resourceCount: number): Snapshot {
+    const snapshot = new Snapshot(resources, this.nextGeneration++, resourceCount);
+    this.current = snapshot;
+    return snapshot;
+  }
+}
