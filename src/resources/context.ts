@@ -26,11 +26,13 @@ export interface LoadContext {
   byName: Record<Collection, Map<string, Entry>>;
   /** derived id → entry. */
   byId: Record<Collection, Map<string, Entry>>;
+  /** API key plaintexts read through key_env, masked in every error message. */
+  secrets: Set<string>;
 }
 
 export function newContext(env: Env, issues: IssueList): LoadContext {
   const make = <T>(f: () => T) => Object.fromEntries(COLLECTIONS.map((c) => [c, f()])) as Record<Collection, T>;
-  return { env, issues, entries: make(() => []), byName: make(() => new Map()), byId: make(() => new Map()) };
+  return { env, issues, entries: make(() => []), byName: make(() => new Map()), byId: make(() => new Map()), secrets: new Set() };
 }
 
 /** Report a problem at a path inside an entry. */

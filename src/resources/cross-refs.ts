@@ -15,14 +15,23 @@ export function matchGlob(pattern: string, name: string): boolean {
   return name.length >= prefix.length + suffix.length && name.startsWith(prefix) && name.endsWith(suffix);
 }
 
+const wildcardCache = new WeakMap<LoadContext, string[]>();
+
+/** display_names of the direct wildcard models. */
+function wildcards(ctx: LoadContext): string[] {
+  let list = wildcardCache.get(ctx);
+  if (!list) {
+    list = ctx.entries.models
+      .filter((m) => m.identity?.includes('*') && !Object.hasOwn(m.doc, 'routing'))
+      .map((m) => m.identity as string);
+    wildcardCache.set(ctx, list);
+  }
+  return list;
+}
+
 /** A model name resolves when a model has it as display_name or a direct wildcard model matches it. */
 function modelResolves(ctx: LoadContext, name: string): boolean {
-  if (ctx.byName.models.has(name)) return true;
-  for (const m of ctx.entries.models) {
-    const dn = m.identity;
-    if (dn !== undefined && dn.includes('*') && !Object.hasOwn(m.doc, 'routing') && matchGlob(dn, name)) return true;
-  }
-  return false;
+  return ctx.byName.models.has(name) || wildcards(ctx).some((w) => matchGlob(w, name));
 }
 
 function checkApiKeyRefs(ctx: LoadContext, entry: Entry): void {

@@ -120,6 +120,12 @@ function desugarApiKey(ctx: LoadContext, entry: Entry): void {
     reportAt(ctx, entry, ['key_env'], `environment variable ${name} is empty`);
     return;
   }
+  // An unexpanded template (say, from an env file without interpolation) is never a real key.
+  if (plaintext.includes('${')) {
+    reportAt(ctx, entry, ['key_env'], `environment variable ${name} holds an unexpanded "\${...}" template`);
+    return;
+  }
+  ctx.secrets.add(plaintext);
   doc.key_hash = hashApiKey(plaintext);
 }
 

@@ -108,9 +108,6 @@ export const GUARDRAIL_BRANCHES: Record<GuardrailKind, TSchema> = {
   aliyun_ai_guardrail: windowedBranch('aliyun_ai_guardrail'),
 };
 
-const RemoteGuardrailSchema = remoteBranch('lakera');
-const WindowedGuardrailSchema = windowedBranch('aliyun_text_moderation');
-
 export const GuardrailSchema = Type.Union(
   GUARDRAIL_KINDS.map((k) => GUARDRAIL_BRANCHES[k]),
   { title: 'guardrail', description: 'A content guardrail; `kind` selects the branch' },
@@ -118,8 +115,8 @@ export const GuardrailSchema = Type.Union(
 
 export type KeywordGuardrailDoc = Static<typeof KeywordGuardrailSchema>;
 export type PiiGuardrailDoc = Static<typeof PiiGuardrailSchema>;
-export type RemoteGuardrailDoc = Omit<Static<typeof RemoteGuardrailSchema>, 'kind'> & { kind: (typeof REMOTE_KINDS)[number] };
-export type WindowedGuardrailDoc = Omit<Static<typeof WindowedGuardrailSchema>, 'kind'> & { kind: (typeof WINDOWED_KINDS)[number] };
+export type RemoteGuardrailDoc = Omit<Static<ReturnType<typeof remoteBranch>>, 'kind'> & { kind: (typeof REMOTE_KINDS)[number] };
+export type WindowedGuardrailDoc = Omit<Static<ReturnType<typeof windowedBranch>>, 'kind'> & { kind: (typeof WINDOWED_KINDS)[number] };
 export type GuardrailDoc = KeywordGuardrailDoc | PiiGuardrailDoc | RemoteGuardrailDoc | WindowedGuardrailDoc;
 
 /** Checks JSON Schema cannot express. */

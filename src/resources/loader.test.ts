@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatLoadErrors, loadResourcesFile, loadResourcesText } from './loader.ts';
@@ -251,6 +251,10 @@ describe('sugar', () => {
     assertErrors(loadObj({ provider_keys: [PK], models: [{ ...direct, provider_key_id: '00000000-0000-0000-0000-000000000000' }] }), [
       'models[0] ("fast").provider_key_id: no provider key in this file has id "00000000-0000-0000-0000-000000000000" (ids are derived; reference it by name instead)',
     ]);
+    // A name is not an id.
+    assertErrors(loadObj({ provider_keys: [PK], models: [{ ...direct, provider_key_id: 'pk' }] }), [
+      'models[0] ("fast").provider_key_id: no provider key in this file has id "pk" (ids are derived; reference it by name instead)',
+    ]);
   });
 
   test('provider_keys[].secret is accepted as api_key', () => {
@@ -294,11 +298,13 @@ describe('api keys and key_env', () => {
         { display_name: 'a', key_env: 'NOPE', allowed_models: [] },
         { display_name: 'b', key_env: 'EMPTY', allowed_models: [] },
         { display_name: 'c', key_env: 'not a name', allowed_models: [] },
+        { display_name: 'd', key_env: 'TEMPLATE', allowed_models: [] },
       ],
-    }, { EMPTY: '' }), [
+    }, { EMPTY: '', TEMPLATE: '${REAL_KEY}' }), [
       'api_keys[0] ("a").key_env: environment variable NOPE is not set',
       'api_keys[1] ("b").key_env: environment variable EMPTY is empty',
       'api_keys[2] ("c").key_env: must be an environment variable name (letters, digits and _)',
+      'api_keys[3] ("d").key_env: environment variable TEMPLATE holds an unexpanded "${...}" template',
     ]);
   });
 
@@ -321,7 +327,7 @@ describe('api keys and key_env', () => {
     ]);
   });
 
-  test('the key_env plaintext never appears in any error', () => {
+  test('the key_env plaintext never appears in any error, even where the file echoes it', () => {
     const secret = 'sk-tollgate-PLAINTEXT-9f8e7d';
     const errors = expectErrors(loadObj({
       provider_keys: [{ display_name: 'pk', api_key: '${K}', api_base: 'not a url ${K}', bogus: '${K}' }],
@@ -334,6 +340,8 @@ describe('api keys and key_env', () => {
     }, { K: secret }));
     assert.ok(errors.length >= 8, errors.join('\n'));
     for (const e of errors) assert.ok(!e.includes(secret), `plaintext leaked in: ${e}`);
+    // The identity built from the same variable is shown redacted.
+    assertError(errors, 'models[0] ("[REDACTED]*").display_name: only direct models may be wildcards ("*"); a routing model needs a plain name');
   });
 
   test('allowed_models is required; allowed_routes optional', () => {
@@ -367,7 +375,11 @@ describe('strict schema', () => {
   test('unknown keys are rejected with their full path', () => {
     assertErrors(loadObj({
       provider_keys: [{ ...PK, color: 'red', request: { param_renamez: {} }, tls: { verify: true, pin: 'x' } }],
-      models: [{ display_name: 'g', routing: { targets: [{ model: 'g2', wieght: 2 }] } }, { display_name: 'g2', routing: { targets: [{ model: 'g' }], bogus: 1 } }],
+      models: [
+        { display_name: 'g', routing: { targets: [{ model: 'g2', wieght: 2 }] } },
+        { display_name: 'g2', routing: { targets: [{ model: 'd' }], bogus: 1 } },
+        { display_name: 'd', provider: 'openai', provider_key: 'pk' },
+      ],
     }), [
       'provider_keys[0] ("pk").color: unknown field',
       'provider_keys[0] ("pk").request.param_renamez: unknown field',
@@ -551,7 +563,16 @@ describe('files', () => {
     assert.ok(res.models.some((m) => m.display_name.includes('*')));
     assert.ok(res.api_keys.length >= 1);
     const missing = expectErrors(loadResourcesFile(example, {}));
+    assertError(missing, /ANTHROPIC_API_KEY is not set/);
     assertError(missing, /OPENAI_API_KEY is not set/);
     assertError(missing, /TEAM_A_KEY is not set/);
+  });
+
+  test('the complete example in docs/resources.md validates', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/resources.md'), 'utf8');
+    const blocks = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]);
+    assert.ok(blocks.length > 0);
+    const r = loadResourcesText(blocks[blocks.length - 1], { OPENAI_API_KEY: 'a', ANTHROPIC_API_KEY: 'b', TEAM_A_KEY: 'c' });
+    expectOk(r);
   });
 });

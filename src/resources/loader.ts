@@ -59,10 +59,8 @@ function assignIdentities(ctx: LoadContext): void {
         if (identity === undefined) continue; // its missing fields are reported by the schema
       } else {
         const given = spec.identity.filter((f) => Object.hasOwn(doc, f));
-        if (given.length > 1) {
-          ctx.issues.entry(c, entry.index, [given[1]], `give ${spec.identity.join(' or ')}, not both`);
-          continue;
-        }
+        // With both spellings the first still names the entry, so other messages can show it.
+        if (given.length > 1) ctx.issues.entry(c, entry.index, [given[1]], `give ${spec.identity.join(' or ')}, not both`);
         if (given.length === 0) {
           const alt = spec.identity.length > 1 ? ` (or ${spec.identity.slice(1).join(', ')})` : '';
           ctx.issues.entry(c, entry.index, [spec.identity[0]], `required: the name of this ${spec.label}${alt}`);
@@ -209,9 +207,20 @@ export function loadResourcesText(text: string, env: Env): LoadResult {
   if (issues.size > 0) {
     const identityOf = (c: string, i: number) =>
       ctx.entries[c as Collection]?.find((e) => e.index === i)?.identity;
-    return { ok: false, errors: renderIssues(issues.issues, ['_format_version', ...COLLECTIONS], identityOf) };
+    const errors = renderIssues(issues.issues, ['_format_version', ...COLLECTIONS], identityOf);
+    return { ok: false, errors: errors.map((e) => redact(e, ctx.secrets)) };
   }
   return { ok: true, ...buildResources(ctx) };
+}
+
+/**
+ * Messages never print field values, but an identity or reference name is printed, and the
+ * file may have built one from the same variable as an API key. Key plaintexts are masked.
+ */
+function redact(message: string, secrets: ReadonlySet<string>): string {
+  let out = message;
+  for (const s of [...secrets].sort((a, b) => b.length - a.length)) out = out.replaceAll(s, '[REDACTED]');
+  return out;
 }
 
 function buildResources(ctx: LoadContext): { resources: Resources; count: number } {

@@ -52,9 +52,13 @@ function validatorFor(collection: Collection, branch: string): ValidateFunction 
   return fn;
 }
 
-/** An Ajv configured like the loader's, for compiling published schemas elsewhere (tests, admin). */
-export function createAjv(): Ajv {
-  const instance = new Ajv({ allErrors: true, useDefaults: true, strict: true, verbose: true });
+/**
+ * An Ajv configured like the loader's, for compiling resource schemas elsewhere (admin, tests).
+ * Pass useDefaults: false to compile the published union schemas (defaults inside anyOf
+ * branches cannot be applied, and strict mode rejects them).
+ */
+export function createAjv(options: { useDefaults?: boolean } = {}): Ajv {
+  const instance = new Ajv({ allErrors: true, useDefaults: options.useDefaults ?? true, strict: true, verbose: true });
   addFormats(instance);
   return instance;
 }
