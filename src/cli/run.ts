@@ -1,7 +1,5 @@
 // Command dispatch and help texts for the `tollgate` CLI.
 import { parseArgs } from 'node:util';
-import { startCommand } from './start.ts';
-import { validateCommand } from './validate.ts';
 
 const MAIN_HELP = `tollgate — open-source API and AI gateway
 
@@ -52,38 +50,43 @@ function usageError(message: string, help: string): number {
   return 2;
 }
 
+type Flags = Record<string, { type: 'string' | 'boolean'; short: string }>;
+
+/** Parse a command's flags; `help` is always accepted. Returns an exit code when parsing ends the command. */
+function parseFlags(args: string[], options: Flags, help: string): Record<string, string | boolean | undefined> | number {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true }));
+  } catch (e) {
+    return usageError((e as Error).message, help);
+  }
+  if (values.help === true) {
+    process.stdout.write(help);
+    return 0;
+  }
+  return values;
+}
+
 export async function runCli(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (command === undefined) return usageError('a command is required', MAIN_HELP);
+  if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(MAIN_HELP);
-    return command === undefined ? 2 : 0;
+    return 0;
   }
   if (command === 'start') {
-    let values;
-    try {
-      ({ values } = parseArgs({ args: rest, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
-    } catch (e) {
-      return usageError((e as Error).message, START_HELP);
-    }
-    if (values.help === true) {
-      process.stdout.write(START_HELP);
-      return 0;
-    }
-    return startCommand({ configFile: values.config ?? process.env.TOLLGATE_CONFIG });
+    const flags = parseFlags(rest, { config: { type: 'string', short: 'c' } }, START_HELP);
+    if (typeof flags === 'number') return flags;
+    // Commands load their modules on demand so one-shot commands start fast.
+    const { startCommand } = await import('./start.ts');
+    return startCommand({ configFile: (flags.config as string | undefined) ?? process.env.TOLLGATE_CONFIG });
   }
   if (command === 'validate') {
-    let values;
-    try {
-      ({ values } = parseArgs({ args: rest, options: { resources: { type: 'string', short: 'r' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
-    } catch (e) {
-      return usageError((e as Error).message, VALIDATE_HELP);
-    }
-    if (values.help === true) {
-      process.stdout.write(VALIDATE_HELP);
-      return 0;
-    }
-    if (values.resources === undefined) return usageError('--resources FILE is required', VALIDATE_HELP);
-    return validateCommand(values.resources);
+    const flags = parseFlags(rest, { resources: { type: 'string', short: 'r' } }, VALIDATE_HELP);
+    if (typeof flags === 'number') return flags;
+    if (typeof flags.resources !== 'string') return usageError('--resources FILE is required', VALIDATE_HELP);
+    const { validateCommand } = await import('./validate.ts');
+    return validateCommand(flags.resources);
   }
   return usageError(`unknown command "${command}"`, MAIN_HELP);
 }

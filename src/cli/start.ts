@@ -83,12 +83,8 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     }
   }
 
-  const addresses: Record<string, string> = {};
-  for (const l of listeners) addresses[l.name] = l.address;
-  if (admin !== undefined) addresses.admin = admin.address;
-  process.stdout.write(JSON.stringify({ event: 'ready', listeners: addresses, pid: process.pid }) + '\n');
-  logger.info({ listeners: addresses, resources_file: resourcesFile, resources: first.count }, 'tollgate started');
-
+  // Signal handlers go in before the ready line: a signal sent the moment it is read must drain
+  // or reload, not meet the default action (terminate).
   process.on('SIGHUP', () => {
     const result = loadResourcesFile(resourcesFile, process.env);
     const at = new Date().toISOString();
@@ -107,8 +103,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
       );
     }
   });
-
-  return new Promise<number>((resolve) => {
+  const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
       if (stopping) {
@@ -131,6 +126,13 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   });
+
+  const addresses: Record<string, string> = {};
+  for (const l of listeners) addresses[l.name] = l.address;
+  if (admin !== undefined) addresses.admin = admin.address;
+  process.stdout.write(JSON.stringify({ event: 'ready', listeners: addresses, pid: process.pid }) + '\n');
+  logger.info({ listeners: addresses, resources_file: resourcesFile, resources: first.count }, 'tollgate started');
+  return stopped;
 }
 
 async function drain(listeners: Listener[], adminServer: Server | undefined, config: GatewayConfig, logger: Logger): Promise<void> {

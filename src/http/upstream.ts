@@ -138,32 +138,40 @@ function transportMessage(endpoint: UpstreamEndpoint, err: Error & { code?: stri
   return `upstream ${endpoint.origin} unreachable: ${err.code ?? err.message}`;
 }
 
-/** Read a whole response body, bounded by `timeoutMs` (0 = none) and `maxBytes`. */
+/**
+ * Read a whole response body, bounded by `timeoutMs` (0 = none) and `maxBytes`. `timeoutMessage`
+ * names the overall budget when the bound is what is left of it.
+ */
 export function readResponseBody(
   response: IncomingMessage,
   timeoutMs: number,
   maxBytes = 64 * 1024 * 1024,
+  timeoutMessage?: string,
 ): Promise<{ ok: true; body: Buffer } | UpstreamFailure> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let timer: NodeJS.Timeout | undefined;
+    let settled = false;
     const done = (r: { ok: true; body: Buffer } | UpstreamFailure): void => {
+      if (settled) return;
+      settled = true;
       if (timer !== undefined) clearTimeout(timer);
       response.removeAllListeners('data');
       resolve(r);
     };
     if (timeoutMs > 0) {
       timer = setTimeout(() => {
+        // Settle before destroying: destroy() emits 'aborted' synchronously.
+        done({ ok: false, kind: 'timeout', message: timeoutMessage ?? `upstream request timed out after ${timeoutMs}ms` });
         response.destroy();
-        done({ ok: false, kind: 'timeout', message: `upstream request timed out after ${timeoutMs}ms` });
       }, timeoutMs);
     }
     response.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
-        response.destroy();
         done({ ok: false, kind: 'transport', message: `upstream body exceeded ${maxBytes} bytes` });
+        response.destroy();
         return;
       }
       chunks.push(chunk);

@@ -2,6 +2,7 @@
 // call it, and relay the answer (JSON or SSE) with the caller's alias, tapping usage on the side.
 // Upstream failures are values here; they become the caller's error only at the edge.
 import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { GatewayError } from '../../lib/errors.ts';
 import { SseFrameTooLarge, SseLineSplitter } from '../../lib/sse-lines.ts';
 import type { RequestContext } from '../../http/context.ts';
@@ -82,6 +83,7 @@ export async function dispatchChat(
   }
 
   const payload = JSON.stringify(body);
+  const sentAt = performance.now();
   const result = await callUpstream({
     endpoint: upstreamEndpoint(endpoint.url),
     method: 'POST',
@@ -115,7 +117,9 @@ export async function dispatchChat(
     await relayStream(ctx, response, alias, !callerWantsUsage, streamTimeoutMs);
     return;
   }
-  const read = await readResponseBody(response, timeoutMs);
+  // timeout_ms bounds the whole non-streaming exchange: the body gets what is left of it.
+  const remaining = timeoutMs > 0 ? Math.max(1, timeoutMs - (performance.now() - sentAt)) : 0;
+  const read = await readResponseBody(response, remaining, undefined, `upstream request timed out after ${timeoutMs}ms`);
   if (!read.ok) {
     ctx.fail(failureKind(read), read.message);
     if (ctx.clientDisconnected) return;

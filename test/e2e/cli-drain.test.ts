@@ -1,0 +1,204 @@
+// E2E: graceful shutdown of `tollgate start`. On SIGTERM or SIGINT the probes turn 503 at once
+// while the listener keeps accepting for shutdown.min_drain_secs, an in-flight request still
+// completes, and the process exits 0; with an upstream that hangs, shutdown.drain_timeout_secs
+// bounds the wait. Each case needs its own process (it ends it); they run concurrently.
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import net from 'node:net';
+import OpenAI from 'openai';
+import { startGateway, type Gateway } from '../harness/spawn.ts';
+import { startMockUpstream, chatCompletion, type MockUpstream } from '../harness/mock-upstream.ts';
+
+const CALLER_KEY = 'sk-e2e-drain-caller';
+const SLOW_MS = 1500;
+const HANG_MS = 10_000;
+
+let mock: MockUpstream;
+
+before(async () => {
+  mock = await startMockUpstream();
+  // The model name picks the behaviour, so concurrent cases share one mock.
+  mock.setFallback((req) => ({
+    delayHeadersMs: req.json?.model === 'hang-up' ? HANG_MS : SLOW_MS,
+    json: chatCompletion({ model: req.json?.model, content: 'slow answer' }),
+  }));
+});
+after(() => mock?.close());
+
+function resources() {
+  return {
+    _format_version: '1',
+    provider_keys: [{ display_name: 'up', provider: 'openai', api_key: 'sk-upstream', api_base: `${mock.url}/v1` }],
+    models: [
+      { display_name: 'slow', provider: 'openai', model_name: 'slow-up', provider_key: 'up' },
+      { display_name: 'hang', provider: 'openai', model_name: 'hang-up', provider_key: 'up' },
+    ],
+    api_keys: [{ display_name: 'caller', key_hash: createHash('sha256').update(CALLER_KEY).digest('hex'), allowed_models: ['*'] }],
+  };
+}
+
+function start(shutdown: { min_drain_secs: number; drain_timeout_secs?: number }): Promise<Gateway> {
+  return startGateway({
+    config: {
+      proxy: { addr: '127.0.0.1:0' },
+      observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
+      shutdown,
+    },
+    resources: resources(),
+  });
+}
+
+/** Send a chat request whose prompt is `marker`, so concurrent cases can tell theirs apart on the shared mock. */
+function ask(gw: Gateway, model: string, marker: string) {
+  const openai = new OpenAI({ baseURL: `${gw.proxyUrl}/v1`, apiKey: CALLER_KEY, maxRetries: 0, timeout: 20_000 });
+  return openai.chat.completions.create({ model, messages: [{ role: 'user', content: marker }] });
+}
+
+/** Wait until the mock received the request with this prompt (the gateway is mid-request). */
+async function upstreamHas(marker: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!mock.requests.some((r) => r.json?.messages?.[0]?.content === marker)) {
+    if (Date.now() > deadline) assert.fail(`the upstream never received the request "${marker}"`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The exit of the process, or a failure after ms. */
+async function exitWithin(gw: Gateway, ms: number): Promise<{ code: number | null; signal: string | null }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`tollgate did not exit within ${ms} ms\n${gw.stderrText()}`)), ms);
+  });
+  try {
+    return await Promise.race([gw.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A fresh connection's GET (no keep-alive reuse), as a load balancer's health check makes it. */
+async function probe(gw: Gateway, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`${gw.proxyUrl}${path}`, { headers: { connection: 'close' } });
+  return { status: res.status, body: await res.text() };
+}
+
+function refused(gw: Gateway): Promise<boolean> {
+  const { hostname, port } = new URL(gw.proxyUrl);
+  return new Promise((resolve) => {
+    const s = net.connect(Number(port), hostname);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(false);
+    });
+    s.once('error', () => resolve(true));
+  });
+}
+
+describe('graceful shutdown', { concurrency: true }, () => {
+  test('SIGTERM: probes 503 at once, the in-flight request completes with 200, exit 0', async (t) => {
+    const gw = await start({ min_drain_secs: 1, drain_timeout_secs: 10 });
+    t.after(() => gw.stop());
+    const before = await probe(gw, '/readyz');
+    assert.equal(before.status, 200);
+
+    const inFlight = ask(gw, 'slow', 'sigterm');
+    await upstreamHas('sigterm');
+    const signalledAt = Date.now();
+    gw.signal('SIGTERM');
+
+    // Within min_drain the listener still accepts, and both probes fail at once.
+    const deadline = signalledAt + 900;
+    let live = await probe(gw, '/livez');
+    while (live.status === 200 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+      live = await probe(gw, '/livez');
+    }
+    assert.equal(live.status, 503, '/livez still 200 during drain');
+    // Answering at all proves the listener still accepts (it closes once min_drain_secs passed).
+    assert.equal(await refused(gw), false, 'new connections refused before min_drain_secs passed');
+    const ready = await probe(gw, '/readyz');
+    assert.equal(ready.status, 503, '/readyz still 200 during drain');
+    assert.equal(ready.body, 'shutting down');
+
+    const r = await inFlight;
+    assert.equal(r.model, 'slow');
+    assert.equal(r.choices[0].message.content, 'slow answer');
+
+    const exit = await exitWithin(gw, 8_000);
+    assert.deepEqual(exit, { code: 0, signal: null }, gw.stderrText());
+    assert.ok(Date.now() - signalledAt >= 900, 'exited before min_drain_secs had passed');
+    assert.equal(gw.stdout.length, 1, `stdout: ${gw.stdout.join('\n')}`);
+  });
+
+  test('SIGINT drains too: the in-flight request completes with 200, exit 0', async (t) => {
+    const gw = await start({ min_drain_secs: 0, drain_timeout_secs: 10 });
+    t.after(() => gw.stop());
+    const inFlight = ask(gw, 'slow', 'sigint');
+    await upstreamHas('sigint');
+    gw.signal('SIGINT');
+    // min_drain_secs 0: the listener stops accepting right away, while the request is still running.
+    const deadline = Date.now() + 1000;
+    let isRefused = await refused(gw);
+    while (!isRefused && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+      isRefused = await refused(gw);
+    }
+    assert.ok(isRefused, 'still accepting connections after SIGINT with min_drain_secs 0');
+    const r = await inFlight;
+    assert.equal(r.choices[0].message.content, 'slow answer');
+    const exit = await exitWithin(gw, 8_000);
+    assert.deepEqual(exit, { code: 0, signal: null }, gw.stderrText());
+  });
+
+  test('drain_timeout_secs bounds the wait for a hung upstream: exit 0 after about min_drain + timeout', async (t) => {
+    const gw = await start({ min_drain_secs: 1, drain_timeout_secs: 1 });
+    t.after(() => gw.stop());
+    const inFlight = ask(gw, 'hang', 'hang').then(
+      (r) => ({ ok: true as const, r }),
+      (e: unknown) => ({ ok: false as const, e }),
+    );
+    await upstreamHas('hang');
+    const signalledAt = Date.now();
+    gw.signal('SIGTERM');
+    const exit = await exitWithin(gw, 6_000);
+    const elapsed = Date.now() - signalledAt;
+    assert.deepEqual(exit, { code: 0, signal: null }, gw.stderrText());
+    assert.ok(elapsed >= 1900, `exited after ${elapsed} ms, before min_drain (1 s) + drain timeout (1 s)`);
+    assert.ok(elapsed < 5000, `exited after ${elapsed} ms; expected about 2 s (the upstream hangs ${HANG_MS} ms)`);
+    // The cut request did not get a 200.
+    const outcome = await inFlight;
+    assert.equal(outcome.ok, false, 'the hung request cannot have completed');
+    assert.match(gw.stderrText(), /drain timeout/);
+  });
+
+  test('a second signal during the drain exits at once', async (t) => {
+    const gw = await start({ min_drain_secs: 30 });
+    t.after(() => gw.stop());
+    // Not straight after the ready line: that race has its own test below.
+    assert.equal((await probe(gw, '/readyz')).status, 200);
+    gw.signal('SIGTERM');
+    // Wait until the first signal was handled (the probes turn 503), then send the second.
+    const deadline = Date.now() + 2000;
+    while ((await probe(gw, '/readyz')).status !== 503) {
+      if (Date.now() > deadline) assert.fail('the first SIGTERM was not handled');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const at = Date.now();
+    gw.signal('SIGINT');
+    const exit = await exitWithin(gw, 3_000);
+    assert.ok(Date.now() - at < 3_000);
+    assert.notEqual(exit.code, 0, 'an interrupted drain must not report a clean exit');
+  });
+
+  test('a SIGTERM sent the moment the ready line is read still drains and exits 0', async (t) => {
+    // An orchestrator may stop the process as soon as it reported ready; the signal handlers
+    // must be in place by then, or the default action kills the process (no drain, exit by signal).
+    const gw = await start({ min_drain_secs: 0, drain_timeout_secs: 5 });
+    t.after(() => gw.stop());
+    gw.signal('SIGTERM');
+    const exit = await exitWithin(gw, 5_000);
+    assert.deepEqual(exit, { code: 0, signal: null }, `killed instead of drained\n${gw.stderrText()}`);
+  });
+});

@@ -1,0 +1,254 @@
+// E2E: caller authentication (spec 2 §5), the model allowlist, GET /v1/models (§4.1) and the
+// unauthenticated probes, against the spawned CLI and a mock OpenAI upstream.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startGateway, type Gateway } from '../harness/spawn.ts';
+import { startMockUpstream, type MockUpstream } from '../harness/mock-upstream.ts';
+
+const UPSTREAM_SECRET = 'sk-upstream-secret';
+const KEYS = {
+  all: 'sk-e2e-auth-all-7c1d9e',
+  limited: 'sk-e2e-auth-limited-2b8f4a',
+  none: 'sk-e2e-auth-none-9e3a71',
+  glob: 'sk-e2e-auth-glob-5d0c62',
+};
+
+let mock: MockUpstream;
+let gw: Gateway;
+
+before(async () => {
+  mock = await startMockUpstream();
+  gw = await startGateway({
+    config: {
+      proxy: { addr: '127.0.0.1:0' },
+      observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
+      upstream: { timeout_ms: 10_000 },
+    },
+    resources: {
+      _format_version: '1',
+      provider_keys: [{ display_name: 'up', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mock.url}/v1` }],
+      models: [
+        { display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' },
+        { display_name: 'gpt-4o', provider: 'openai', model_name: 'gpt-4o', provider_key: 'up' },
+        { display_name: 'openai/special', provider: 'openai', model_name: 'gpt-4.1', provider_key: 'up' },
+        { display_name: 'openai/*', provider: 'openai', model_name: '*', provider_key: 'up' },
+        { display_name: 'pool', routing: { targets: [{ model: 'fast' }, { model: 'gpt-4o' }] } },
+      ],
+      api_keys: [
+        { display_name: 'all', key_env: 'E2E_KEY_ALL', allowed_models: ['*'] },
+        { display_name: 'limited', key_env: 'E2E_KEY_LIMITED', allowed_models: ['fast'] },
+        { display_name: 'none', key_env: 'E2E_KEY_NONE', allowed_models: [] },
+        { display_name: 'glob', key_env: 'E2E_KEY_GLOB', allowed_models: ['openai/*'] },
+      ],
+    },
+    env: { E2E_KEY_ALL: KEYS.all, E2E_KEY_LIMITED: KEYS.limited, E2E_KEY_NONE: KEYS.none, E2E_KEY_GLOB: KEYS.glob },
+  });
+});
+
+after(async () => {
+  await gw?.stop();
+  await mock?.close();
+});
+
+beforeEach(() => mock.reset());
+
+const userMessage = [{ role: 'user', content: 'hello' }];
+
+function postChat(headers: Record<string, string>, body: unknown = { model: 'fast', messages: userMessage }): Promise<Response> {
+  return fetch(`${gw.proxyUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+function sdk(apiKey: string): OpenAI {
+  return new OpenAI({ apiKey, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 0 });
+}
+
+async function expectEnvelope(res: Response, status: number, error: { message: string; type: string; code: string | null }): Promise<void> {
+  const text = await res.text();
+  assert.equal(res.status, status, text);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  const body = JSON.parse(text);
+  assert.equal(body.error.message, error.message);
+  assert.equal(body.error.type, error.type);
+  assert.equal(body.error.code, error.code);
+}
+
+/** The upstream saw the provider key's own credential and nothing of the caller's. */
+function assertUpstreamCredentials(callerKey: string): void {
+  assert.equal(mock.requests.length, 1);
+  const h = mock.requests[0].headers;
+  assert.equal(h.authorization, `Bearer ${UPSTREAM_SECRET}`);
+  assert.equal(h['x-api-key'], undefined);
+  assert.ok(!JSON.stringify(h).includes(callerKey), 'the caller key must not reach the upstream');
+  assert.ok(!mock.requests[0].body.includes(callerKey));
+}
+
+// ---- accepted credential forms ----
+
+test('Authorization: Bearer <key> is accepted and the upstream gets the provider key instead', async () => {
+  const res = await postChat({ authorization: `Bearer ${KEYS.all}` });
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.equal(((await res.json()) as any).model, 'fast');
+  assertUpstreamCredentials(KEYS.all);
+});
+
+test('bare Authorization: <key> is accepted', async () => {
+  const res = await postChat({ authorization: KEYS.all });
+  assert.equal(res.status, 200, await res.clone().text());
+  await res.arrayBuffer();
+  assertUpstreamCredentials(KEYS.all);
+});
+
+test('x-api-key: <key> is accepted and not forwarded', async () => {
+  const res = await postChat({ 'x-api-key': KEYS.all });
+  assert.equal(res.status, 200, await res.clone().text());
+  await res.arrayBuffer();
+  assertUpstreamCredentials(KEYS.all);
+});
+
+test('the SDK authenticates with its Bearer header', async () => {
+  const out = await sdk(KEYS.all).chat.completions.create({ model: 'fast', messages: [{ role: 'user', content: 'hi' }] });
+  assert.equal(out.model, 'fast');
+  assert.equal(out.choices[0].message.content, 'Hello from the mock upstream.');
+  assertUpstreamCredentials(KEYS.all);
+});
+
+// ---- rejected credentials ----
+
+test('no credential: 401 "Missing API key in request" in the OpenAI envelope, nothing upstream', async () => {
+  await expectEnvelope(await postChat({}), 401, { message: 'Missing API key in request', type: 'authentication_error', code: 'missing_api_key' });
+  assert.equal(mock.requests.length, 0);
+});
+
+test('an unknown key in each header form: 401 "Invalid API key", nothing upstream', async () => {
+  const wrong = 'sk-e2e-not-a-configured-key';
+  const forms: Array<Record<string, string>> = [{ authorization: `Bearer ${wrong}` }, { authorization: wrong }, { 'x-api-key': wrong }];
+  for (const headers of forms) {
+    await expectEnvelope(await postChat(headers), 401, { message: 'Invalid API key', type: 'authentication_error', code: 'invalid_api_key' });
+  }
+  assert.equal(mock.requests.length, 0);
+});
+
+test('the SDK raises AuthenticationError for an unknown key', async () => {
+  await assert.rejects(sdk('sk-e2e-unknown').chat.completions.create({ model: 'fast', messages: [{ role: 'user', content: 'hi' }] }), (e: any) => {
+    assert.ok(e instanceof OpenAI.AuthenticationError, String(e));
+    assert.equal(e.status, 401);
+    assert.equal((e.error as any).message, 'Invalid API key');
+    assert.equal(e.type, 'authentication_error');
+    assert.equal(e.code, 'invalid_api_key');
+    return true;
+  });
+  assert.equal(mock.requests.length, 0);
+});
+
+// ---- model allowlist ----
+
+function forbidden(model: string) {
+  return { message: `Access to model '${model}' is forbidden`, type: 'invalid_request_error', code: 'model_access_forbidden' };
+}
+
+test('a model outside allowed_models: 403 model_access_forbidden, nothing upstream', async () => {
+  await expectEnvelope(await postChat({ authorization: `Bearer ${KEYS.limited}` }, { model: 'gpt-4o', messages: userMessage }), 403, forbidden('gpt-4o'));
+  // The allowlist is checked on the caller's own string before existence: no probing for aliases.
+  await expectEnvelope(await postChat({ authorization: `Bearer ${KEYS.limited}` }, { model: 'no-such-alias', messages: userMessage }), 403, forbidden('no-such-alias'));
+  assert.equal(mock.requests.length, 0);
+  // ...while the one allowed alias works.
+  const ok = await postChat({ authorization: `Bearer ${KEYS.limited}` }, { model: 'fast', messages: userMessage });
+  assert.equal(ok.status, 200);
+  await ok.arrayBuffer();
+});
+
+test('the SDK raises PermissionDeniedError for a forbidden model', async () => {
+  await assert.rejects(sdk(KEYS.limited).chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }), (e: any) => {
+    assert.ok(e instanceof OpenAI.PermissionDeniedError, String(e));
+    assert.equal(e.status, 403);
+    assert.equal((e.error as any).message, "Access to model 'gpt-4o' is forbidden");
+    assert.equal(e.type, 'invalid_request_error');
+    assert.equal(e.code, 'model_access_forbidden');
+    return true;
+  });
+  assert.equal(mock.requests.length, 0);
+});
+
+test('an empty allowed_models allows nothing', async () => {
+  for (const model of ['fast', 'gpt-4o', 'openai/gpt-4o']) {
+    await expectEnvelope(await postChat({ authorization: `Bearer ${KEYS.none}` }, { model, messages: userMessage }), 403, forbidden(model));
+  }
+  assert.equal(mock.requests.length, 0);
+});
+
+test('a glob in allowed_models (openai/*) allows the names it matches, and only those', async () => {
+  const viaWildcard = await postChat({ authorization: `Bearer ${KEYS.glob}` }, { model: 'openai/gpt-4o-mini', messages: userMessage });
+  assert.equal(viaWildcard.status, 200, await viaWildcard.clone().text());
+  assert.equal(((await viaWildcard.json()) as any).model, 'openai/gpt-4o-mini');
+  const exact = await postChat({ authorization: `Bearer ${KEYS.glob}` }, { model: 'openai/special', messages: userMessage });
+  assert.equal(exact.status, 200);
+  await exact.arrayBuffer();
+  assert.deepEqual(mock.requests.map((r) => r.json.model), ['gpt-4o-mini', 'gpt-4.1']);
+  await expectEnvelope(await postChat({ authorization: `Bearer ${KEYS.glob}` }, { model: 'fast', messages: userMessage }), 403, forbidden('fast'));
+  assert.equal(mock.requests.length, 2);
+});
+
+test('"*" in allowed_models allows any name; an unknown one is 404 model_not_found, nothing upstream', async () => {
+  const res = await postChat({ authorization: `Bearer ${KEYS.all}` }, { model: 'no-such-model', messages: userMessage });
+  const body = (await res.json()) as any;
+  assert.equal(res.status, 404);
+  assert.equal(body.error.type, 'invalid_request_error');
+  assert.equal(body.error.code, 'model_not_found');
+  assert.match(body.error.message, /no-such-model/);
+  await assert.rejects(sdk(KEYS.all).chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }), (e: any) => {
+    assert.ok(e instanceof OpenAI.NotFoundError, String(e));
+    assert.equal(e.code, 'model_not_found');
+    return true;
+  });
+  assert.equal(mock.requests.length, 0);
+});
+
+// ---- GET /v1/models ----
+
+async function modelIds(key: string): Promise<string[]> {
+  const res = await fetch(`${gw.proxyUrl}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+  const body = (await res.json()) as any;
+  assert.equal(res.status, 200, JSON.stringify(body));
+  assert.equal(body.object, 'list');
+  for (const m of body.data) assert.equal(m.object, 'model');
+  return body.data.map((m: { id: string }) => m.id).sort();
+}
+
+test('/v1/models lists the concrete aliases the key may use; no wildcard patterns, no groups', async () => {
+  assert.deepEqual(await modelIds(KEYS.all), ['fast', 'gpt-4o', 'openai/special']);
+  assert.deepEqual(await modelIds(KEYS.limited), ['fast']);
+  assert.deepEqual(await modelIds(KEYS.glob), ['openai/special']);
+  assert.deepEqual(await modelIds(KEYS.none), []);
+  assert.equal(mock.requests.length, 0);
+});
+
+test('/v1/models through the SDK', async () => {
+  const ids: string[] = [];
+  for await (const m of sdk(KEYS.limited).models.list()) ids.push(m.id);
+  assert.deepEqual(ids, ['fast']);
+});
+
+test('/v1/models needs a key', async () => {
+  await expectEnvelope(await fetch(`${gw.proxyUrl}/v1/models`), 401, { message: 'Missing API key in request', type: 'authentication_error', code: 'missing_api_key' });
+  await expectEnvelope(await fetch(`${gw.proxyUrl}/v1/models`, { headers: { authorization: 'Bearer sk-e2e-nope' } }), 401, {
+    message: 'Invalid API key',
+    type: 'authentication_error',
+    code: 'invalid_api_key',
+  });
+  await assert.rejects(sdk('sk-e2e-nope').models.list(), (e: any) => e instanceof OpenAI.AuthenticationError);
+});
+
+// ---- probes ----
+
+test('/livez and /readyz answer 200 "ok" without a key', async () => {
+  for (const path of ['/livez', '/readyz']) {
+    const res = await fetch(gw.proxyUrl + path);
+    assert.equal(res.status, 200, path);
+    assert.equal(await res.text(), 'ok', path);
+  }
+});

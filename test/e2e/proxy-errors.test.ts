@@ -1,0 +1,315 @@
+// E2E: errors of the proxy listener (spec 2 §7, docs/errors.md): unrouted paths, wrong methods,
+// oversized and malformed bodies, and every way an upstream can fail before a response starts
+// (status relay, body suppression, timeouts, unreachable hosts, undecodable bodies).
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import OpenAI from 'openai';
+import { startGateway, type Gateway } from '../harness/spawn.ts';
+import { startMockUpstream, type MockUpstream } from '../harness/mock-upstream.ts';
+
+const CALLER_KEY = 'sk-e2e-errors-caller-8d2e';
+const UPSTREAM_SECRET = 'sk-upstream-secret';
+const BODY_LIMIT = 2048;
+const TIMEOUT_MS = 600;
+
+let mock: MockUpstream;
+let gw: Gateway;
+let client: OpenAI;
+
+/** A port nothing listens on: bind an ephemeral one, then close it. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+before(async () => {
+  mock = await startMockUpstream();
+  const deadPort = await closedPort();
+  gw = await startGateway({
+    config: {
+      proxy: { addr: '127.0.0.1:0', request_body_limit_bytes: BODY_LIMIT },
+      observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
+      upstream: { timeout_ms: TIMEOUT_MS, connect_timeout_ms: 2000 },
+    },
+    resources: {
+      _format_version: '1',
+      provider_keys: [
+        { display_name: 'up', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mock.url}/v1` },
+        { display_name: 'dead', provider: 'openai', api_key: 'sk-dead-secret', api_base: `http://127.0.0.1:${deadPort}/v1` },
+      ],
+      models: [
+        { display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' },
+        { display_name: 'unreachable', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'dead' },
+      ],
+      api_keys: [{ display_name: 'caller', key_env: 'E2E_ERRORS_KEY', allowed_models: ['*'] }],
+    },
+    env: { E2E_ERRORS_KEY: CALLER_KEY },
+  });
+  client = new OpenAI({ apiKey: CALLER_KEY, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 0 });
+});
+
+after(async () => {
+  await gw?.stop();
+  await mock?.close();
+});
+
+beforeEach(() => mock.reset());
+
+const hi = [{ role: 'user' as const, content: 'hi' }];
+const auth = { authorization: `Bearer ${CALLER_KEY}` };
+
+function postChat(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${gw.proxyUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+async function errorBody(res: Response, status: number): Promise<{ message: string; type: string; code: string | null; param: string | null }> {
+  const text = await res.text();
+  assert.equal(res.status, status, text);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  const body = JSON.parse(text);
+  assert.equal(typeof body.error, 'object', text);
+  return body.error;
+}
+
+// ---- routing ----
+
+test('an unrouted path is 404 with an empty body, whatever the method', async () => {
+  const cases: Array<[string, string]> = [
+    ['GET', '/'],
+    ['GET', '/v1/nope'],
+    ['POST', '/v1/chat/completion'],
+    ['POST', '/v1/chat/completions/extra'],
+    ['DELETE', '/admin'],
+  ];
+  for (const [method, path] of cases) {
+    const res = await fetch(gw.proxyUrl + path, { method, headers: auth });
+    assert.equal(res.status, 404, `${method} ${path}`);
+    assert.equal(await res.text(), '', `${method} ${path}`);
+    assert.ok(res.headers.get('x-tollgate-request-id'), `${method} ${path}: request id`);
+  }
+  assert.equal(mock.requests.length, 0);
+});
+
+test('a known path with the wrong method is 405 with Allow', async () => {
+  const res = await fetch(`${gw.proxyUrl}/v1/chat/completions`, { headers: auth });
+  const err = await errorBody(res, 405);
+  assert.equal(res.headers.get('allow'), 'POST');
+  assert.equal(err.type, 'invalid_request_error');
+  assert.equal(err.code, null);
+  for (const method of ['PUT', 'DELETE']) {
+    const r = await fetch(`${gw.proxyUrl}/v1/chat/completions`, { method, headers: auth });
+    assert.equal(r.status, 405, method);
+    assert.equal(r.headers.get('allow'), 'POST', method);
+    await r.arrayBuffer();
+  }
+  const models = await fetch(`${gw.proxyUrl}/v1/models`, { method: 'POST', headers: auth });
+  assert.equal(models.status, 405);
+  assert.equal(models.headers.get('allow'), 'GET');
+  await models.arrayBuffer();
+  assert.equal(mock.requests.length, 0);
+});
+
+// ---- request bodies ----
+
+function paddedBody(totalBytes: number): string {
+  const base = JSON.stringify({ model: 'fast', messages: [{ role: 'user', content: '' }] });
+  return JSON.stringify({ model: 'fast', messages: [{ role: 'user', content: 'x'.repeat(totalBytes - base.length) }] });
+}
+
+test('a body over proxy.request_body_limit_bytes is 413, nothing upstream', async () => {
+  const big = paddedBody(BODY_LIMIT + 1);
+  assert.equal(Buffer.byteLength(big), BODY_LIMIT + 1);
+  const err = await errorBody(await postChat(big), 413);
+  assert.equal(err.message, `request body exceeds ${BODY_LIMIT}-byte limit`);
+  assert.equal(err.type, 'invalid_request_error');
+  assert.equal(err.code, 'request_too_large');
+  assert.equal(mock.requests.length, 0);
+});
+
+test('a chunked body (no content-length) over the limit is 413 too', async () => {
+  // node:http, not fetch: the gateway may answer (and close) while the client is still sending,
+  // so the client writes past the limit, then waits for the answer instead of racing it.
+  const url = new URL(`${gw.proxyUrl}/v1/chat/completions`);
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = http.request({ hostname: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', ...auth } });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, text });
+        req.destroy();
+      });
+    });
+    req.write('{"model":"fast","messages":[{"role":"user","content":"');
+    for (let i = 0; i < 3; i++) req.write('x'.repeat(1024));
+  });
+  assert.equal(status, 413, text);
+  assert.equal(JSON.parse(text).error.code, 'request_too_large');
+  assert.equal(mock.requests.length, 0);
+});
+
+test('a body exactly at the limit is accepted', async () => {
+  const res = await postChat(paddedBody(BODY_LIMIT));
+  assert.equal(res.status, 200, await res.text());
+  assert.equal(mock.requests.length, 1);
+});
+
+test('invalid JSON is 400 invalid_request_error, nothing upstream', async () => {
+  const err = await errorBody(await postChat('{"model":"fast","messages":['), 400);
+  assert.equal(err.type, 'invalid_request_error');
+  assert.equal(err.code, null);
+  assert.match(err.message, /JSON/);
+  assert.equal(mock.requests.length, 0);
+});
+
+test('a JSON body that is not an object, or lacks model, is 400 naming the problem', async () => {
+  const notObject = await errorBody(await postChat('[1,2]'), 400);
+  assert.equal(notObject.type, 'invalid_request_error');
+  const noModel = await errorBody(await postChat({ messages: hi }), 400);
+  assert.equal(noModel.param, 'model');
+  assert.equal(noModel.code, null);
+  assert.equal(mock.requests.length, 0);
+});
+
+// ---- upstream status relay ----
+
+test('an upstream 400 keeps its status and its own message, type, param and code (SDK BadRequestError)', async () => {
+  const upstreamError = {
+    message: "This model's maximum context length is 128000 tokens.",
+    type: 'invalid_request_error',
+    param: 'messages',
+    code: 'context_length_exceeded',
+  };
+  mock.script({ status: 400, json: { error: upstreamError } });
+  await assert.rejects(client.chat.completions.create({ model: 'fast', messages: hi }), (e: any) => {
+    assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+    assert.equal(e.status, 400);
+    assert.equal((e.error as any).message, upstreamError.message);
+    assert.equal(e.type, 'invalid_request_error');
+    assert.equal(e.param, 'messages');
+    assert.equal(e.code, 'context_length_exceeded');
+    return true;
+  });
+  assert.equal(mock.requests.length, 1);
+});
+
+test('an upstream 404 with an empty body reads "upstream returned 404 Not Found"', async () => {
+  mock.script({ status: 404 });
+  await assert.rejects(client.chat.completions.create({ model: 'fast', messages: hi }), (e: any) => {
+    assert.ok(e instanceof OpenAI.NotFoundError, String(e));
+    assert.equal((e.error as any).message, 'upstream returned 404 Not Found');
+    assert.equal(e.type, 'upstream_error');
+    return true;
+  });
+});
+
+test('an upstream 429 keeps its status and relays Retry-After', async () => {
+  mock.script({
+    status: 429,
+    headers: { 'retry-after': '7' },
+    json: { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+  });
+  const res = await postChat({ model: 'fast', messages: hi });
+  const retryAfter = res.headers.get('retry-after');
+  const err = await errorBody(res, 429);
+  assert.equal(retryAfter, '7');
+  assert.equal(err.message, 'Rate limit reached for requests');
+  assert.equal(err.code, 'rate_limit_exceeded');
+});
+
+for (const [status, reason] of [[500, 'Internal Server Error'], [503, 'Service Unavailable']] as const) {
+  test(`an upstream ${status} becomes 502 and its body is not shown`, async () => {
+    const leak = `shard-7 stack trace ${status}`;
+    mock.script({ status, json: { error: { message: leak, type: 'server_error', code: 'internal_detail' } } });
+    const res = await postChat({ model: 'fast', messages: hi });
+    const raw = await res.clone().text();
+    const err = await errorBody(res, 502);
+    assert.equal(err.message, `upstream returned ${status} ${reason}`);
+    assert.equal(err.type, 'upstream_error');
+    assert.ok(!raw.includes('shard-7'), raw);
+    assert.ok(!raw.includes('internal_detail'), raw);
+    // A plain-text 5xx body is suppressed the same way; the SDK sees an InternalServerError.
+    mock.script({ status, body: leak, headers: { 'content-type': 'text/plain' } });
+    await assert.rejects(client.chat.completions.create({ model: 'fast', messages: hi }), (e: any) => {
+      assert.ok(e instanceof OpenAI.InternalServerError, String(e));
+      assert.equal(e.status, 502);
+      assert.equal((e.error as any).message, `upstream returned ${status} ${reason}`);
+      assert.ok(!JSON.stringify(e.error).includes('shard-7'));
+      return true;
+    });
+  });
+}
+
+// ---- upstream failures ----
+
+test('an upstream slower than upstream.timeout_ms before its headers is 504', async () => {
+  mock.script({ delayHeadersMs: TIMEOUT_MS * 4, json: {} });
+  const t0 = performance.now();
+  const res = await postChat({ model: 'fast', messages: hi });
+  const elapsed = performance.now() - t0;
+  const err = await errorBody(res, 504);
+  assert.equal(err.type, 'timeout_error');
+  assert.equal(err.code, 'upstream_timeout');
+  assert.equal(err.message, `upstream request timed out after ${TIMEOUT_MS}ms`);
+  assert.ok(elapsed >= TIMEOUT_MS - 50 && elapsed < TIMEOUT_MS * 3, `answered after ${elapsed} ms`);
+});
+
+test('an upstream body that stalls after the headers is 504 once upstream.timeout_ms has passed', async () => {
+  mock.script({ chunks: ['{"id":"x","object":"chat.completion",', '"model":"gpt-4o-mini","choices":[]}'], chunkDelayMs: TIMEOUT_MS * 4 });
+  const t0 = performance.now();
+  const res = await postChat({ model: 'fast', messages: hi });
+  const elapsed = performance.now() - t0;
+  const err = await errorBody(res, 504);
+  assert.equal(err.type, 'timeout_error');
+  assert.equal(err.code, 'upstream_timeout');
+  assert.ok(elapsed < TIMEOUT_MS * 3, `answered after ${elapsed} ms`);
+});
+
+test('upstream.timeout_ms bounds the whole non-streaming request, not only the wait for headers', async () => {
+  // Headers after half the timeout, then a body whose last byte lands past the timeout in total
+  // (but within a fresh timeout window counted from the headers).
+  mock.script({
+    delayHeadersMs: TIMEOUT_MS / 2,
+    chunks: ['{"id":"x","object":"chat.completion",', '"model":"gpt-4o-mini",', '"choices":[]}'],
+    chunkDelayMs: (TIMEOUT_MS * 5) / 12,
+  });
+  const res = await postChat({ model: 'fast', messages: hi });
+  const err = await errorBody(res, 504);
+  assert.equal(err.code, 'upstream_timeout');
+});
+
+test('an unreachable upstream (connection refused) is 502', async () => {
+  const res = await postChat({ model: 'unreachable', messages: hi });
+  const raw = await res.clone().text();
+  const err = await errorBody(res, 502);
+  assert.equal(err.type, 'upstream_error');
+  assert.equal(err.code, 'upstream_transport');
+  assert.ok(!raw.includes('sk-dead-secret'));
+});
+
+test('an upstream that resets the connection before answering is 502', async () => {
+  mock.script({ destroyBeforeHeaders: true });
+  const err = await errorBody(await postChat({ model: 'fast', messages: hi }), 502);
+  assert.equal(err.code, 'upstream_transport');
+});
+
+test('an upstream 200 whose body is not JSON is 502', async () => {
+  mock.script({ body: '<html><body>Bad gateway page</body></html>', headers: { 'content-type': 'text/html' } });
+  const res = await postChat({ model: 'fast', messages: hi });
+  const raw = await res.clone().text();
+  const err = await errorBody(res, 502);
+  assert.equal(err.type, 'upstream_error');
+  assert.equal(err.code, 'upstream_decode');
+  assert.ok(!raw.includes('Bad gateway page'));
+});

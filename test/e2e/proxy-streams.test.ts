@@ -1,0 +1,234 @@
+// E2E: streamed chat completions when things go wrong or slowly (docs/errors.md "Streams"):
+// upstream breaks and stalls after the head (error event, no [DONE]), stalls before the first
+// event (an ordinary 504), failures before the head keep their status, bytes flow as they
+// arrive, and a caller that leaves cancels the upstream request.
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startGateway, type Gateway } from '../harness/spawn.ts';
+import { startMockUpstream, chatChunks, type MockUpstream } from '../harness/mock-upstream.ts';
+
+const CALLER_KEY = 'sk-e2e-streams-caller-6b3f';
+const STREAM_TIMEOUT_MS = 700;
+
+let mock: MockUpstream;
+let gw: Gateway;
+let client: OpenAI;
+
+before(async () => {
+  mock = await startMockUpstream();
+  gw = await startGateway({
+    config: {
+      proxy: { addr: '127.0.0.1:0' },
+      observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
+      upstream: { timeout_ms: 10_000, stream_timeout_ms: STREAM_TIMEOUT_MS },
+    },
+    resources: {
+      _format_version: '1',
+      provider_keys: [{ display_name: 'up', provider: 'openai', api_key: 'sk-upstream-secret', api_base: `${mock.url}/v1` }],
+      models: [{ display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' }],
+      api_keys: [{ display_name: 'caller', key_env: 'E2E_STREAMS_KEY', allowed_models: ['*'] }],
+    },
+    env: { E2E_STREAMS_KEY: CALLER_KEY },
+  });
+  client = new OpenAI({ apiKey: CALLER_KEY, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 0 });
+});
+
+after(async () => {
+  await gw?.stop();
+  await mock?.close();
+});
+
+beforeEach(() => mock.reset());
+
+const hi = [{ role: 'user' as const, content: 'hi' }];
+
+function postStream(init: RequestInit = {}): Promise<Response> {
+  return fetch(`${gw.proxyUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}` },
+    body: JSON.stringify({ model: 'fast', messages: hi, stream: true }),
+    ...init,
+  });
+}
+
+/** The SSE events of a raw body: `{ event, data }`, `event` undefined for plain data events. */
+function sseEvents(text: string): Array<{ event: string | undefined; data: string }> {
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      let event: string | undefined;
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+      }
+      return { event, data: data.join('\n') };
+    });
+}
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+// ---- failures after the head ----
+
+test('an upstream that dies mid-stream: the caller gets the events so far, an error event, and no [DONE]', async () => {
+  mock.script({ sse: chatChunks({ parts: ['Hello', ' world', '!'] }), disconnectAfterEvents: 2 });
+  const res = await postStream();
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+  const text = await res.text();
+  const events = sseEvents(text);
+  assert.ok(!text.includes('[DONE]'), text);
+  assert.deepEqual(events.slice(0, 2).map((e) => e.event), [undefined, undefined]);
+  assert.equal(JSON.parse(events[1].data).choices[0].delta.content, 'Hello');
+  const last = events.at(-1)!;
+  assert.equal(last.event, 'error', text);
+  const err = JSON.parse(last.data).error;
+  assert.equal(err.type, 'upstream_error');
+  assert.equal(err.code, 'upstream_transport');
+  assert.equal(typeof err.message, 'string');
+});
+
+test('an upstream that dies mid-stream makes the SDK iterator throw', async () => {
+  mock.script({ sse: chatChunks({ parts: ['Hello', ' world', '!'] }), disconnectAfterEvents: 2 });
+  const stream = await client.chat.completions.create({ model: 'fast', messages: hi, stream: true });
+  let text = '';
+  await assert.rejects(
+    (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    })(),
+    (e: any) => {
+      assert.ok(e instanceof OpenAI.APIError, String(e));
+      assert.equal(e.code, 'upstream_transport');
+      return true;
+    },
+  );
+  assert.equal(text, 'Hello');
+});
+
+test('a gap between events longer than upstream.stream_timeout_ms ends the stream with an error event', async () => {
+  mock.script({ sse: chatChunks({ parts: ['slow'] }), delayBetweenEventsMs: STREAM_TIMEOUT_MS * 3 });
+  const t0 = performance.now();
+  const res = await postStream();
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  const elapsed = performance.now() - t0;
+  const events = sseEvents(text);
+  assert.ok(!text.includes('[DONE]'), text);
+  const last = events.at(-1)!;
+  assert.equal(last.event, 'error', text);
+  assert.equal(JSON.parse(last.data).error.code, 'upstream_timeout');
+  assert.ok(elapsed < STREAM_TIMEOUT_MS * 2.5, `ended after ${elapsed} ms`);
+});
+
+test('an upstream stream that ends cleanly before finishing is an error event, not a silent end', async () => {
+  mock.script({ sse: chatChunks({ parts: ['cut', ' short'] }).slice(0, 2), done: false });
+  const text = await (await postStream()).text();
+  assert.ok(!text.includes('[DONE]'), text);
+  const last = sseEvents(text).at(-1)!;
+  assert.equal(last.event, 'error', text);
+  assert.equal(JSON.parse(last.data).error.type, 'upstream_error');
+});
+
+test('an upstream stream that finishes without [DONE] is completed with [DONE]', async () => {
+  mock.script({ sse: chatChunks({ parts: ['done'] }), done: false });
+  const text = await (await postStream()).text();
+  assert.ok(!text.includes('event: error'), text);
+  assert.equal(sseEvents(text).at(-1)!.data, '[DONE]');
+});
+
+// ---- failures before the head ----
+
+test('no first event within upstream.stream_timeout_ms: 504, not a 200 stream', async () => {
+  mock.script({ sse: chatChunks(), delayFirstEventMs: STREAM_TIMEOUT_MS * 3 });
+  const res = await postStream();
+  const text = await res.text();
+  assert.equal(res.status, 504, text);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  const err = JSON.parse(text).error;
+  assert.equal(err.type, 'timeout_error');
+  assert.equal(err.code, 'upstream_timeout');
+  mock.script({ sse: chatChunks(), delayFirstEventMs: STREAM_TIMEOUT_MS * 3 });
+  await assert.rejects(client.chat.completions.create({ model: 'fast', messages: hi, stream: true }), (e: any) => {
+    assert.ok(e instanceof OpenAI.InternalServerError, String(e));
+    assert.equal(e.status, 504);
+    return true;
+  });
+});
+
+test('an upstream error status on a stream request is an ordinary error response with its status', async () => {
+  mock.script({ status: 429, headers: { 'retry-after': '3' }, json: { error: { message: 'slow down', type: 'requests', code: 'rate_limit_exceeded' } } });
+  const limited = await postStream();
+  assert.equal(limited.status, 429);
+  assert.equal(limited.headers.get('retry-after'), '3');
+  assert.equal(((await limited.json()) as any).error.message, 'slow down');
+  mock.script({ status: 503, body: 'overloaded' });
+  const down = await postStream();
+  assert.equal(down.status, 502);
+  assert.equal(((await down.json()) as any).error.message, 'upstream returned 503 Service Unavailable');
+});
+
+// ---- flow ----
+
+test('the first chunk reaches the caller while the upstream is still streaming', async () => {
+  const GAP = 300;
+  const chunks = chatChunks({ parts: ['a', 'b', 'c', 'd'] }); // 6 events: role, 4 parts, finish
+  mock.script({ sse: chunks, delayBetweenEventsMs: GAP });
+  const t0 = performance.now();
+  const res = await postStream();
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let firstAt: number | undefined;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    if (firstAt === undefined && text.includes('data: {')) firstAt = performance.now() - t0;
+  }
+  const endAt = performance.now() - t0;
+  assert.ok(text.includes('data: [DONE]'));
+  assert.ok(firstAt !== undefined);
+  // The upstream sends its last event about 5 gaps after its first (then [DONE] one gap later).
+  assert.ok(endAt - firstAt > GAP * 4, `first chunk at ${firstAt} ms, end at ${endAt} ms`);
+});
+
+test('a caller that aborts mid-stream closes the upstream request', async () => {
+  mock.script({ sse: chatChunks({ parts: Array.from({ length: 40 }, (_, i) => `part${i} `) }), delayBetweenEventsMs: 100 });
+  const controller = new AbortController();
+  const requestId = `e2e-abort-${Date.now()}`;
+  const res = await postStream({
+    signal: controller.signal,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}`, 'x-tollgate-request-id': requestId },
+  });
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  const first = await reader.read();
+  assert.equal(first.done, false);
+  controller.abort();
+  await reader.read().catch(() => undefined);
+  await waitFor('the upstream connection to close', () => mock.aborted === 1, 3000);
+  assert.equal(mock.requests.length, 1);
+  // The access log records the request as one the client left: 499.
+  let line: any;
+  await waitFor('the access-log line', () => (line = accessLines().find((l) => l.request_id === requestId)) !== undefined);
+  assert.equal(line.status, 499);
+  assert.equal(line.error_kind, 'client_disconnected');
+});
+
+function accessLines(): any[] {
+  return gw
+    .stderrText()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.type === 'access');
+}
