@@ -27,3 +27,8 @@ test('garbage header entries are ignored', () => {
   assert.equal(r('127.0.0.1', 'not-an-ip'), '127.0.0.1');
   assert.equal(r('127.0.0.1', ['1.2.3.4', 'junk']), '1.2.3.4');
 });
+
+test('IPv4-mapped addresses read as IPv4, in the peer and in the header', () => {
+  const r = createClientIpResolver({ ...base, trusted_proxies: ['127.0.0.1'] });
+  assert.equal(r('::ffff:127.0.0.1', '::ffff:8.8.4.4'), '8.8.4.4');
+});

@@ -11,13 +11,10 @@ type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
 export type ClientIpResolver = (peer: string | undefined, headerValue: string | string[] | undefined) => string;
 
+/** IPv4-mapped IPv6 (`::ffff:1.2.3.4`) reads as plain IPv4; anything else is kept as given. */
 function normalize(ip: string): string {
-  if (!ipaddr.isValid(ip)) return ip;
-  const parsed = ipaddr.parse(ip);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    return (parsed as ipaddr.IPv6).toIPv4Address().toString();
-  }
-  return parsed.toString();
+  if (ip.length > 7 && ip.charCodeAt(0) === 58 && ip.startsWith('::ffff:') && ip.includes('.')) return ip.slice(7);
+  return ip;
 }
 
 function parseCidr(entry: string): Cidr {
@@ -41,7 +38,7 @@ export function createClientIpResolver(options: RealIpOptions): ClientIpResolver
       .split(',')
       .map((h) => h.trim())
       .filter((h) => h.length > 0 && ipaddr.isValid(h))
-      .map(normalize);
+      .map((h) => ipaddr.process(h).toString());
     if (hops.length === 0) return peer;
     if (!options.recursive) return hops[hops.length - 1];
     for (let i = hops.length - 1; i >= 0; i--) {
