@@ -1,8 +1,9 @@
 // Lint: typescript-eslint's recommended rules plus the module boundaries of
-// docs/architecture.md §4, enforced with import-x/no-restricted-paths.
+// docs/architecture.md §4 (scripts/eslint/boundaries.js).
 import { readdirSync } from 'node:fs';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
+import { fileURLToPath } from 'node:url';
+import { boundaries } from './scripts/eslint/boundaries.js';
 import globals from 'globals';
 
 const vendors = readdirSync(new URL('./src/ai/providers/', import.meta.url), { withFileTypes: true })
@@ -54,10 +55,9 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     languageOptions: { globals: { ...globals.node } },
-    plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.js'] } } },
+    plugins: { tollgate: { rules: { boundaries } } },
     rules: {
-      'import-x/no-restricted-paths': ['error', { zones }],
+      'tollgate/boundaries': ['error', { root: fileURLToPath(new URL('.', import.meta.url)), zones }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
     },

@@ -10,7 +10,7 @@ const eslint = new ESLint({ cwd: root });
 
 async function boundaryErrors(file: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: `${root}${file}` });
-  return result.messages.filter((m) => m.ruleId === 'import-x/no-restricted-paths' || m.ruleId === 'no-restricted-imports').map((m) => m.message);
+  return result.messages.filter((m) => m.ruleId === 'tollgate/boundaries' || m.ruleId === 'no-restricted-imports').map((m) => m.message);
 }
 
 const cases: Array<[file: string, code: string, forbidden: boolean]> = [
