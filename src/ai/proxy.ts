@@ -11,7 +11,7 @@ import { requestIdFrom } from '../http/request-id.ts';
 import { hashKey, presentedKey } from '../auth/api-key.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { reportRequest } from '../observability/access-log.ts';
+import { createFinalizeSinks, reportRequest } from '../observability/access-log.ts';
 import type { ApiKeyEntry, Snapshot, SnapshotHolder } from '../snapshot/snapshot.ts';
 import { openAIErrorBody, parseChatRequest } from './protocols/openai-chat.ts';
 import { dispatchChat, type UpstreamSettings } from './dispatch/chat.ts';
@@ -66,7 +66,7 @@ const ROUTES = new Map<string, Route>([
 ]);
 
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const sinks = { logger: options.logger, metrics: options.metrics, accessLog: options.accessLog };
+  const sinks = createFinalizeSinks(options.logger, options.metrics, options.accessLog);
   return (req, res) => {
     // receive
     const ctx = new RequestContext(

@@ -38,7 +38,12 @@ export interface UpstreamCall {
   connectTimeoutMs: number;
   /** Bound from sending until the response head arrives; 0 = none. */
   headersTimeoutMs: number;
-  signal?: AbortSignal;
+  /** Cancellation: `onCancel` registers a callback and returns its unsubscribe function. */
+  cancel?: CancelSource;
+}
+
+export interface CancelSource {
+  onCancel(fn: () => void): () => void;
 }
 
 const agents = new Map<string, http.Agent>();
@@ -88,7 +93,7 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResult> {
       settled = true;
       if (headTimer !== undefined) clearTimeout(headTimer);
       if (connectTimer !== undefined) clearTimeout(connectTimer);
-      call.signal?.removeEventListener('abort', onAbort);
+      unsubscribe?.();
       resolve(result);
     };
     const req = transport.request({
@@ -103,12 +108,10 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResult> {
       req.destroy();
       settle({ ok: false, kind: 'aborted', message: 'client disconnected' });
     };
-    if (call.signal !== undefined) {
-      if (call.signal.aborted) {
-        onAbort();
-        return;
-      }
-      call.signal.addEventListener('abort', onAbort, { once: true });
+    let unsubscribe: (() => void) | undefined;
+    if (call.cancel !== undefined) {
+      unsubscribe = call.cancel.onCancel(onAbort);
+      if (settled) return;
     }
     if (call.connectTimeoutMs > 0) {
       req.once('socket', (socket) => {

@@ -52,6 +52,24 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly requestChildren = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
+
+  /**
+   * Count one answered request. Label children are cached per label combination (all values
+   * are bounded), which spares prom-client's label hashing on every request.
+   */
+  observeRequest(endpoint: string, provider: string, model: string, status: number, seconds: number): void {
+    const key = `${endpoint}\u0000${provider}\u0000${model}\u0000${status}`;
+    let child = this.requestChildren.get(key);
+    if (child === undefined) {
+      const labels = { endpoint, provider, model, status: String(status) };
+      child = { count: this.requestsTotal.labels(labels), duration: this.requestDuration.labels(labels) };
+      this.requestChildren.set(key, child);
+    }
+    child.count.inc();
+    child.duration.observe(seconds);
+  }
+
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
   }

@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { GatewayError } from '../../lib/errors.ts';
+import { replaceTopLevelString } from '../../lib/json-scan.ts';
 import { SseFrameTooLarge, SseLineSplitter } from '../../lib/sse-lines.ts';
 import type { RequestContext } from '../../http/context.ts';
 import { endStream, sendBody, startStream, writeChunk } from '../../http/respond.ts';
@@ -96,7 +97,7 @@ export async function dispatchChat(
     body: payload,
     connectTimeoutMs: settings.connectTimeoutMs,
     headersTimeoutMs: timeoutMs,
-    signal: ctx.signal,
+    cancel: ctx,
   });
   if (!result.ok) {
     ctx.fail(failureKind(result), result.message);
@@ -130,6 +131,8 @@ export async function dispatchChat(
 }
 
 function answerJson(ctx: RequestContext, text: string, alias: string): void {
+  // Parsed to check it is a JSON object and to read usage; the body is then relayed as the
+  // upstream wrote it, with only `model` spliced in, instead of being re-serialised.
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
@@ -139,8 +142,8 @@ function answerJson(ctx: RequestContext, text: string, alias: string): void {
     throw new GatewayError('upstream_decode', 'upstream returned a body that is not a JSON object');
   }
   recordUsage(ctx, parsed.usage as OpenAIUsage | undefined);
-  if (typeof parsed.model === 'string') parsed.model = alias;
-  sendBody(ctx, 200, JSON.stringify(parsed), 'application/json');
+  const body = typeof parsed.model === 'string' ? replaceTopLevelString(text, 'model', alias) : text;
+  sendBody(ctx, 200, body, 'application/json');
 }
 
 function relayLocalStream(ctx: RequestContext, text: string, alias: string, dropUsage: boolean): void {
@@ -178,7 +181,7 @@ function relayStream(
       if (finished) return;
       finished = true;
       if (timer !== undefined) clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
+      unsubscribe();
       recordUsage(ctx, relay.usage);
       if (err === undefined) {
         endStream(ctx);
@@ -212,7 +215,7 @@ function relayStream(
       response.destroy();
       resolve();
     };
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    const unsubscribe = ctx.onCancel(onAbort);
 
     response.on('data', (chunk: Buffer) => {
       if (finished) return;

@@ -40,11 +40,13 @@ export class OpenAIChatStreamRelay {
       return line + '\n';
     }
     let payload = line.slice(start);
-    if (payload.includes('"error"') && payload.startsWith('{"error"')) {
+    if (payload.startsWith('{"error"')) {
       this.inBandError = payload;
       return line + '\n';
     }
-    if (payload.includes('"usage":{') || payload.includes('"usage": {')) {
+    // One scan for usage; most chunks carry `"usage":null` or nothing.
+    const u = payload.indexOf('"usage":');
+    if (u >= 0 && payload.charCodeAt(payload.charCodeAt(u + 8) === 32 ? u + 9 : u + 8) === 123) {
       const usage = scanUsage(payload);
       if (usage !== undefined) {
         this.usage = usage;
