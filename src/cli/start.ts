@@ -102,6 +102,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
         'resources file reload failed; keeping the previous snapshot',
       );
     }
+    flushLogger(logger);
   });
   const stopped = new Promise<number>((resolve) => {
     let stopping = false;
@@ -114,6 +115,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
       stopping = true;
       lifecycle.draining = true;
       logger.info({ signal, min_drain_secs: config.shutdown.min_drain_secs }, 'draining');
+      flushLogger(logger);
       setTimeout(() => {
         void drain(listeners, admin?.app.server, config, logger).then(() => {
           closeUpstreamPools();
@@ -132,6 +134,8 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   if (admin !== undefined) addresses.admin = admin.address;
   process.stdout.write(JSON.stringify({ event: 'ready', listeners: addresses, pid: process.pid }) + '\n');
   logger.info({ listeners: addresses, resources_file: resourcesFile, resources: first.count }, 'tollgate started');
+  // Lifecycle lines are flushed at once; only the per-request stream is batched.
+  flushLogger(logger);
   return stopped;
 }
 
