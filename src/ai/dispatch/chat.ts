@@ -4,14 +4,14 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { GatewayError } from '../../lib/errors.ts';
-import { replaceTopLevelString } from '../../lib/json-scan.ts';
+import { findTopLevelMember } from '../../lib/json-scan.ts';
 import { SseFrameTooLarge, SseLineSplitter } from '../../lib/sse-lines.ts';
 import type { RequestContext } from '../../http/context.ts';
 import { endStream, sendBody, startStream, writeChunk } from '../../http/respond.ts';
 import { REQUEST_ID_HEADER } from '../../http/request-id.ts';
 import { callUpstream, compileEndpoint, readResponseBody, type UpstreamEndpoint } from '../../http/upstream.ts';
 import type { ResolvedModel } from '../../snapshot/snapshot.ts';
-import { openAIStreamErrorFrame, type ChatRequest, type OpenAIUsage } from '../protocols/openai-chat.ts';
+import { openAIStreamErrorFrame, scanUsage, type ChatRequest, type OpenAIUsage } from '../protocols/openai-chat.ts';
 import { OpenAIChatStreamRelay } from '../protocols/openai-chat-stream.ts';
 import type { Adapter, AdapterTarget, EndpointSpec } from '../providers/contract.ts';
 import { failureKind, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
@@ -131,19 +131,26 @@ export async function dispatchChat(
 }
 
 function answerJson(ctx: RequestContext, text: string, alias: string): void {
-  // Parsed to check it is a JSON object and to read usage; the body is then relayed as the
-  // upstream wrote it, with only `model` spliced in, instead of being re-serialised.
-  let parsed: Record<string, unknown>;
-  try {
-    parsed = JSON.parse(text) as Record<string, unknown>;
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-  } catch {
+  // The body is relayed as the upstream wrote it, with only `model` spliced in: no parse and
+  // re-serialise on the hot path. A body that is not a well-formed object up to its `model`
+  // member (or has none) is checked with a full parse before it is called an upstream fault.
+  const model = findTopLevelMember(text, 'model');
+  if (model === undefined && !isJsonObject(text)) {
     ctx.fail('upstream_decode', 'upstream returned a body that is not a JSON object');
     throw new GatewayError('upstream_decode', 'upstream returned a body that is not a JSON object');
   }
-  recordUsage(ctx, parsed.usage as OpenAIUsage | undefined);
-  const body = typeof parsed.model === 'string' ? replaceTopLevelString(text, 'model', alias) : text;
+  recordUsage(ctx, scanUsage(text));
+  const body = model !== undefined && text.charCodeAt(model.start) === 34 ? text.slice(0, model.start) + JSON.stringify(alias) + text.slice(model.end) : text;
   sendBody(ctx, 200, body, 'application/json');
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v);
+  } catch {
+    return false;
+  }
 }
 
 function relayLocalStream(ctx: RequestContext, text: string, alias: string, dropUsage: boolean): void {
