@@ -79,10 +79,6 @@ export class RequestContext {
     if (handlers !== undefined) for (const fn of handlers) fn();
   }
 
-  get cancelled(): boolean {
-    return this.gone;
-  }
-
   get clientDisconnected(): boolean {
     return this.gone || (this.res.destroyed && !this.res.writableFinished);
   }

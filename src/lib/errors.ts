@@ -31,7 +31,6 @@ export const ERROR_CODES = {
   invalid_json: { status: 400, type: 'invalid_request_error', expose: true, retryable: false },
   invalid_role: { status: 400, type: 'invalid_request_error', expose: true, retryable: false },
   request_too_large: { status: 413, type: 'invalid_request_error', expose: true, retryable: false },
-  unsupported_media_type: { status: 415, type: 'invalid_request_error', expose: true, retryable: false },
   method_not_allowed: { status: 405, type: 'invalid_request_error', expose: true, retryable: false },
   not_implemented: { status: 501, type: 'invalid_request_error', expose: true, retryable: false },
   provider_unavailable: { status: 503, type: 'api_error', expose: true, retryable: true },

@@ -1,10 +1,11 @@
 // E2E: caller authentication (spec 2 §5), the model allowlist, GET /v1/models (§4.1) and the
 // unauthenticated probes, against the spawned CLI and a mock OpenAI upstream.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startGateway, type Gateway } from '../harness/spawn.ts';
-import { startMockUpstream, type MockUpstream } from '../harness/mock-upstream.ts';
+import type { Gateway } from '../harness/spawn.ts';
+import { useProxyFixture } from '../harness/proxy-fixture.ts';
+import type { MockUpstream } from '../harness/mock-upstream.ts';
 
 const UPSTREAM_SECRET = 'sk-upstream-secret';
 const KEYS = {
@@ -17,41 +18,27 @@ const KEYS = {
 let mock: MockUpstream;
 let gw: Gateway;
 
-before(async () => {
-  mock = await startMockUpstream();
-  gw = await startGateway({
-    config: {
-      proxy: { addr: '127.0.0.1:0' },
-      observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
-      upstream: { timeout_ms: 10_000 },
-    },
-    resources: {
-      _format_version: '1',
-      provider_keys: [{ display_name: 'up', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mock.url}/v1` }],
-      models: [
-        { display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' },
-        { display_name: 'gpt-4o', provider: 'openai', model_name: 'gpt-4o', provider_key: 'up' },
-        { display_name: 'openai/special', provider: 'openai', model_name: 'gpt-4.1', provider_key: 'up' },
-        { display_name: 'openai/*', provider: 'openai', model_name: '*', provider_key: 'up' },
-        { display_name: 'pool', routing: { targets: [{ model: 'fast' }, { model: 'gpt-4o' }] } },
-      ],
-      api_keys: [
-        { display_name: 'all', key_env: 'E2E_KEY_ALL', allowed_models: ['*'] },
-        { display_name: 'limited', key_env: 'E2E_KEY_LIMITED', allowed_models: ['fast'] },
-        { display_name: 'none', key_env: 'E2E_KEY_NONE', allowed_models: [] },
-        { display_name: 'glob', key_env: 'E2E_KEY_GLOB', allowed_models: ['openai/*'] },
-      ],
-    },
-    env: { E2E_KEY_ALL: KEYS.all, E2E_KEY_LIMITED: KEYS.limited, E2E_KEY_NONE: KEYS.none, E2E_KEY_GLOB: KEYS.glob },
-  });
+useProxyFixture({
+  resources: (mockUrl) => ({
+    _format_version: '1',
+    provider_keys: [{ display_name: 'up', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mockUrl}/v1` }],
+    models: [
+      { display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' },
+      { display_name: 'gpt-4o', provider: 'openai', model_name: 'gpt-4o', provider_key: 'up' },
+      { display_name: 'openai/special', provider: 'openai', model_name: 'gpt-4.1', provider_key: 'up' },
+      { display_name: 'openai/*', provider: 'openai', model_name: '*', provider_key: 'up' },
+      { display_name: 'pool', routing: { targets: [{ model: 'fast' }, { model: 'gpt-4o' }] } },
+    ],
+    api_keys: [
+      { display_name: 'all', key_env: 'E2E_KEY_ALL', allowed_models: ['*'] },
+      { display_name: 'limited', key_env: 'E2E_KEY_LIMITED', allowed_models: ['fast'] },
+      { display_name: 'none', key_env: 'E2E_KEY_NONE', allowed_models: [] },
+      { display_name: 'glob', key_env: 'E2E_KEY_GLOB', allowed_models: ['openai/*'] },
+    ],
+  }),
+  env: { E2E_KEY_ALL: KEYS.all, E2E_KEY_LIMITED: KEYS.limited, E2E_KEY_NONE: KEYS.none, E2E_KEY_GLOB: KEYS.glob },
+  ready: (fx) => ({ mock, gw } = fx),
 });
-
-after(async () => {
-  await gw?.stop();
-  await mock?.close();
-});
-
-beforeEach(() => mock.reset());
 
 const userMessage = [{ role: 'user', content: 'hello' }];
 

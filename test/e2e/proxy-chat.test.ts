@@ -1,11 +1,12 @@
 // E2E: POST /v1/chat/completions on the native OpenAI path (spec 2 §4.2): alias resolution,
 // the caller's alias in responses and in every stream chunk, JSON and SSE through the official
 // SDK, usage chunks, role validation, developer-message delivery and max_tokens renaming.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startGateway, type Gateway } from '../harness/spawn.ts';
-import { startMockUpstream, chatChunks, chatCompletion, type MockUpstream } from '../harness/mock-upstream.ts';
+import type { Gateway } from '../harness/spawn.ts';
+import { useProxyFixture } from '../harness/proxy-fixture.ts';
+import { chatChunks, chatCompletion, type MockUpstream } from '../harness/mock-upstream.ts';
 
 const CALLER_KEY = 'sk-e2e-chat-caller-41a7';
 
@@ -13,43 +14,29 @@ let mock: MockUpstream;
 let gw: Gateway;
 let client: OpenAI;
 
-before(async () => {
-  mock = await startMockUpstream();
-  gw = await startGateway({
-    config: {
-      proxy: { addr: '127.0.0.1:0' },
-      observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
-      upstream: { timeout_ms: 10_000 },
-    },
-    resources: {
-      _format_version: '1',
-      provider_keys: [
-        { display_name: 'up', provider: 'openai', api_key: 'sk-upstream-secret', api_base: `${mock.url}/v1` },
-        // An OpenAI-compatible vendor: same adapter, other provider label.
-        { display_name: 'groq', provider: 'groq', api_key: 'sk-groq-secret', api_base: `${mock.url}/openai/v1` },
-      ],
-      models: [
-        { display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' },
-        { display_name: 'gpt-4o', provider: 'openai', model_name: 'gpt-4o', provider_key: 'up' },
-        { display_name: 'reasoner', provider: 'openai', model_name: 'o3-mini', provider_key: 'up' },
-        // The general wildcard comes first in the file: specificity, not order, must pick.
-        { display_name: 'openai/*', provider: 'openai', model_name: '*', provider_key: 'up' },
-        { display_name: 'openai/gpt-4*', provider: 'openai', model_name: 'tuned-gpt-4*', provider_key: 'up' },
-        { display_name: 'llama', provider: 'groq', model_name: 'llama-3.3-70b-versatile', provider_key: 'groq' },
-      ],
-      api_keys: [{ display_name: 'caller', key_env: 'E2E_CHAT_KEY', allowed_models: ['*'] }],
-    },
-    env: { E2E_CHAT_KEY: CALLER_KEY },
-  });
-  client = new OpenAI({ apiKey: CALLER_KEY, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 0 });
+useProxyFixture({
+  resources: (mockUrl) => ({
+    _format_version: '1',
+    provider_keys: [
+      { display_name: 'up', provider: 'openai', api_key: 'sk-upstream-secret', api_base: `${mockUrl}/v1` },
+      // An OpenAI-compatible vendor: same adapter, other provider label.
+      { display_name: 'groq', provider: 'groq', api_key: 'sk-groq-secret', api_base: `${mockUrl}/openai/v1` },
+    ],
+    models: [
+      { display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' },
+      { display_name: 'gpt-4o', provider: 'openai', model_name: 'gpt-4o', provider_key: 'up' },
+      { display_name: 'reasoner', provider: 'openai', model_name: 'o3-mini', provider_key: 'up' },
+      // The general wildcard comes first in the file: specificity, not order, must pick.
+      { display_name: 'openai/*', provider: 'openai', model_name: '*', provider_key: 'up' },
+      { display_name: 'openai/gpt-4*', provider: 'openai', model_name: 'tuned-gpt-4*', provider_key: 'up' },
+      { display_name: 'llama', provider: 'groq', model_name: 'llama-3.3-70b-versatile', provider_key: 'groq' },
+    ],
+    api_keys: [{ display_name: 'caller', key_env: 'E2E_CHAT_KEY', allowed_models: ['*'] }],
+  }),
+  env: { E2E_CHAT_KEY: CALLER_KEY },
+  callerKey: CALLER_KEY,
+  ready: (fx) => ({ mock, gw, client } = fx),
 });
-
-after(async () => {
-  await gw?.stop();
-  await mock?.close();
-});
-
-beforeEach(() => mock.reset());
 
 const hi = [{ role: 'user' as const, content: 'hi' }];
 

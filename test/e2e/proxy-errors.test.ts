@@ -1,13 +1,14 @@
 // E2E: errors of the proxy listener (spec 2 §7, docs/errors.md): unrouted paths, wrong methods,
 // oversized and malformed bodies, and every way an upstream can fail before a response starts
 // (status relay, body suppression, timeouts, unreachable hosts, undecodable bodies).
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import OpenAI from 'openai';
-import { startGateway, type Gateway } from '../harness/spawn.ts';
-import { startMockUpstream, type MockUpstream } from '../harness/mock-upstream.ts';
+import type { Gateway } from '../harness/spawn.ts';
+import { useProxyFixture } from '../harness/proxy-fixture.ts';
+import type { MockUpstream } from '../harness/mock-upstream.ts';
 
 const CALLER_KEY = 'sk-e2e-errors-caller-8d2e';
 const UPSTREAM_SECRET = 'sk-upstream-secret';
@@ -27,19 +28,17 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-before(async () => {
-  mock = await startMockUpstream();
-  const deadPort = await closedPort();
-  gw = await startGateway({
-    config: {
-      proxy: { addr: '127.0.0.1:0', request_body_limit_bytes: BODY_LIMIT },
-      observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
-      upstream: { timeout_ms: TIMEOUT_MS, connect_timeout_ms: 2000 },
-    },
-    resources: {
+useProxyFixture({
+  config: {
+    proxy: { request_body_limit_bytes: BODY_LIMIT },
+    upstream: { timeout_ms: TIMEOUT_MS, connect_timeout_ms: 2000 },
+  },
+  resources: async (mockUrl) => {
+    const deadPort = await closedPort();
+    return {
       _format_version: '1',
       provider_keys: [
-        { display_name: 'up', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mock.url}/v1` },
+        { display_name: 'up', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mockUrl}/v1` },
         { display_name: 'dead', provider: 'openai', api_key: 'sk-dead-secret', api_base: `http://127.0.0.1:${deadPort}/v1` },
       ],
       models: [
@@ -47,18 +46,12 @@ before(async () => {
         { display_name: 'unreachable', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'dead' },
       ],
       api_keys: [{ display_name: 'caller', key_env: 'E2E_ERRORS_KEY', allowed_models: ['*'] }],
-    },
-    env: { E2E_ERRORS_KEY: CALLER_KEY },
-  });
-  client = new OpenAI({ apiKey: CALLER_KEY, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 0 });
+    };
+  },
+  env: { E2E_ERRORS_KEY: CALLER_KEY },
+  callerKey: CALLER_KEY,
+  ready: (fx) => ({ mock, gw, client } = fx),
 });
-
-after(async () => {
-  await gw?.stop();
-  await mock?.close();
-});
-
-beforeEach(() => mock.reset());
 
 const hi = [{ role: 'user' as const, content: 'hi' }];
 const auth = { authorization: `Bearer ${CALLER_KEY}` };

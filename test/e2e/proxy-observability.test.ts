@@ -2,10 +2,11 @@
 // x-tollgate-request-id header (minted or adopted, and passed upstream), the access log on
 // stderr (spec 2 §6.2: one line per answered request, never a credential) and the
 // tollgate_requests_total metric.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startGateway, type Gateway } from '../harness/spawn.ts';
-import { startMockUpstream, chatChunks, type MockUpstream } from '../harness/mock-upstream.ts';
+import type { Gateway } from '../harness/spawn.ts';
+import { useProxyFixture } from '../harness/proxy-fixture.ts';
+import { chatChunks, type MockUpstream } from '../harness/mock-upstream.ts';
 
 const CALLER_KEY = 'sk-e2e-obs-caller-0f5c19';
 const WRONG_KEY = 'sk-e2e-obs-wrong-key-77aa';
@@ -15,33 +16,19 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 let mock: MockUpstream;
 let gw: Gateway;
 
-before(async () => {
-  mock = await startMockUpstream();
-  gw = await startGateway({
-    config: {
-      proxy: { addr: '127.0.0.1:0' },
-      observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
-      upstream: { timeout_ms: 10_000 },
-    },
-    resources: {
-      _format_version: '1',
-      provider_keys: [{ display_name: 'up', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mock.url}/v1` }],
-      models: [
-        { display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' },
-        { display_name: 'other', provider: 'openai', model_name: 'gpt-4o', provider_key: 'up' },
-      ],
-      api_keys: [{ display_name: 'caller', key_env: 'E2E_OBS_KEY', allowed_models: ['fast'] }],
-    },
-    env: { E2E_OBS_KEY: CALLER_KEY },
-  });
+useProxyFixture({
+  resources: (mockUrl) => ({
+    _format_version: '1',
+    provider_keys: [{ display_name: 'up', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mockUrl}/v1` }],
+    models: [
+      { display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' },
+      { display_name: 'other', provider: 'openai', model_name: 'gpt-4o', provider_key: 'up' },
+    ],
+    api_keys: [{ display_name: 'caller', key_env: 'E2E_OBS_KEY', allowed_models: ['fast'] }],
+  }),
+  env: { E2E_OBS_KEY: CALLER_KEY },
+  ready: (fx) => ({ mock, gw } = fx),
 });
-
-after(async () => {
-  await gw?.stop();
-  await mock?.close();
-});
-
-beforeEach(() => mock.reset());
 
 const hi = [{ role: 'user', content: 'hi' }];
 

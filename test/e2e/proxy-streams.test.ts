@@ -2,11 +2,12 @@
 // upstream breaks and stalls after the head (error event, no [DONE]), stalls before the first
 // event (an ordinary 504), failures before the head keep their status, bytes flow as they
 // arrive, and a caller that leaves cancels the upstream request.
-import { test, before, after, beforeEach } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startGateway, type Gateway } from '../harness/spawn.ts';
-import { startMockUpstream, chatChunks, type MockUpstream } from '../harness/mock-upstream.ts';
+import type { Gateway } from '../harness/spawn.ts';
+import { useProxyFixture } from '../harness/proxy-fixture.ts';
+import { chatChunks, type MockUpstream } from '../harness/mock-upstream.ts';
 
 const CALLER_KEY = 'sk-e2e-streams-caller-6b3f';
 const STREAM_TIMEOUT_MS = 700;
@@ -15,31 +16,20 @@ let mock: MockUpstream;
 let gw: Gateway;
 let client: OpenAI;
 
-before(async () => {
-  mock = await startMockUpstream();
-  gw = await startGateway({
-    config: {
-      proxy: { addr: '127.0.0.1:0' },
-      observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
-      upstream: { timeout_ms: 10_000, stream_timeout_ms: STREAM_TIMEOUT_MS },
-    },
-    resources: {
-      _format_version: '1',
-      provider_keys: [{ display_name: 'up', provider: 'openai', api_key: 'sk-upstream-secret', api_base: `${mock.url}/v1` }],
-      models: [{ display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' }],
-      api_keys: [{ display_name: 'caller', key_env: 'E2E_STREAMS_KEY', allowed_models: ['*'] }],
-    },
-    env: { E2E_STREAMS_KEY: CALLER_KEY },
-  });
-  client = new OpenAI({ apiKey: CALLER_KEY, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 0 });
+useProxyFixture({
+  config: {
+    upstream: { timeout_ms: 10_000, stream_timeout_ms: STREAM_TIMEOUT_MS },
+  },
+  resources: (mockUrl) => ({
+    _format_version: '1',
+    provider_keys: [{ display_name: 'up', provider: 'openai', api_key: 'sk-upstream-secret', api_base: `${mockUrl}/v1` }],
+    models: [{ display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' }],
+    api_keys: [{ display_name: 'caller', key_env: 'E2E_STREAMS_KEY', allowed_models: ['*'] }],
+  }),
+  env: { E2E_STREAMS_KEY: CALLER_KEY },
+  callerKey: CALLER_KEY,
+  ready: (fx) => ({ mock, gw, client } = fx),
 });
-
-after(async () => {
-  await gw?.stop();
-  await mock?.close();
-});
-
-beforeEach(() => mock.reset());
 
 const hi = [{ role: 'user' as const, content: 'hi' }];
 

@@ -10,10 +10,6 @@ const adapters = new Map<string, Adapter>([
   [mockAdapter.id, mockAdapter],
 ]);
 
-export function registeredAdapters(): Adapter[] {
-  return [...adapters.values()];
-}
-
 /** The adapter for a provider key, or an explanation of why there is none. */
 export function adapterFor(key: { provider: string; adapter?: string | null; api_base?: string | null }): Adapter | string {
   if (key.adapter !== undefined && key.adapter !== null) {
