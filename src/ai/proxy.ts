@@ -11,6 +11,7 @@ import { requestIdFrom } from '../http/request-id.ts';
 import { hashKey, presentedKey } from '../auth/api-key.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import type { UsageSink } from '../observability/usage-events.ts';
 import { createFinalizeSinks, reportRequest } from '../observability/access-log.ts';
 import type { ApiKeyEntry, Snapshot, SnapshotHolder } from '../snapshot/snapshot.ts';
 import { openAIErrorBody, parseChatRequest } from './protocols/openai-chat.ts';
@@ -28,6 +29,8 @@ export interface ProxyOptions {
   lifecycle: Lifecycle;
   logger: Logger;
   metrics: Metrics;
+  /** Where usage events go (one per model-serving request and per failed attempt). */
+  usage: UsageSink;
   accessLog: boolean;
   bodyLimitBytes: number;
   requestIdHeaders: readonly string[];

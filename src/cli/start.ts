@@ -8,6 +8,7 @@ import type { GatewayConfig } from '../config/schema.ts';
 import { formatLoadErrors, loadResourcesFile } from '../resources/loader.ts';
 import { SnapshotHolder } from '../snapshot/snapshot.ts';
 import { createLogger, flushLogger, type Logger } from '../observability/logger.ts';
+import { LogUsageSink, UsageEmitter } from '../observability/usage-events.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { createStatusHandler, type ConfigStatus } from '../observability/status-server.ts';
 import { listen, type Listener } from '../http/server.ts';
@@ -157,6 +158,7 @@ function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycl
     lifecycle,
     logger,
     metrics,
+    usage: new UsageEmitter([new LogUsageSink(logger)]),
     accessLog: config.observability.access_log,
     bodyLimitBytes: config.proxy.request_body_limit_bytes,
     requestIdHeaders: config.proxy.request_id.accept_headers,

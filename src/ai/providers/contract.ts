@@ -3,7 +3,7 @@
 
 export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings';
 
-export type Operation = 'chat';
+export type Operation = 'chat' | 'messages' | 'count_tokens';
 
 /** What an adapter needs to know about the provider key it serves through. */
 export interface ProviderKeyView {
@@ -55,6 +55,62 @@ export type LocalReply =
   | { kind: 'json'; body: Record<string, unknown> }
   | { kind: 'sse'; chunks: Record<string, unknown>[] };
 
+/** One server-sent event as the upstream framed it. */
+export interface SseEvent {
+  /** The `event:` field; undefined when the frame had none. */
+  event: string | undefined;
+  /** The `data:` lines joined with `\n`. */
+  data: string;
+}
+
+/**
+ * Canonical usage: the OpenAI Chat Completions `usage` object. `prompt_tokens` counts every
+ * input token (cache reads and cache writes included); `cached_tokens` are cache reads and
+ * `cache_creation_tokens` cache writes, both kept as the provider reported them.
+ */
+export interface CanonicalUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+/** An in-band error event of a vendor stream, in the vendor's own words. */
+export interface StreamError {
+  type: string;
+  message: string;
+}
+
+/**
+ * Turns a vendor event stream into canonical chat-completion chunks (OpenAI
+ * `chat.completion.chunk` objects), one upstream event at a time. Reasoning text is carried as
+ * `delta.reasoning_content`; tool calls as `delta.tool_calls` with `index`, `id`, `type`,
+ * `function.name` on the first delta of each call and `function.arguments` fragments after.
+ */
+export interface StreamDecoder {
+  push(event: SseEvent): Record<string, unknown>[];
+  /** Usage collected so far (canonical). */
+  readonly usage: CanonicalUsage | undefined;
+  /** The vendor's terminal event arrived (the response is complete). */
+  readonly finished: boolean;
+  /** Set when the vendor sent an in-band error event. */
+  readonly error: StreamError | undefined;
+}
+
+/**
+ * The translated path (ARCHITECTURE §6): the canonical protocol is OpenAI Chat Completions.
+ * An adapter whose upstream speaks something else converts canonical requests to its wire
+ * format and its answers back.
+ */
+export interface Translator {
+  /** Canonical chat request (already validated) → vendor request body for `target`. */
+  encodeRequest(body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown>;
+  /** Vendor JSON response text → canonical `chat.completion` object, or an Error if undecodable. */
+  decodeResponse(text: string): Record<string, unknown> | Error;
+  createStreamDecoder(): StreamDecoder;
+}
+
 export interface Adapter {
   readonly id: string;
   readonly speaks: readonly WireProtocol[];
@@ -65,4 +121,6 @@ export interface Adapter {
   prepareRequest(operation: Operation, body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown>;
   classifyError(status: number, body: string, headers: Readonly<Record<string, string | string[] | undefined>>): ClassifiedError;
   readonly local?: LocalResponder;
+  /** Present when the adapter serves canonical chat requests through its own wire format. */
+  readonly translator?: Translator;
 }
