@@ -51,3 +51,46 @@ export class SseLineSplitter {
     return rest;
   }
 }
+
+/** One assembled server-sent event. */
+export interface SseFrame {
+  event: string | undefined;
+  data: string;
+}
+
+/**
+ * Assembles SSE lines (from SseLineSplitter) into events per the EventSource rules: `event:` and
+ * `data:` fields (one optional space after the colon), several `data:` lines joined with `\n`,
+ * comments and other fields ignored, a blank line dispatches. A frame without data is dropped.
+ */
+export class SseEventAssembler {
+  private event: string | undefined = undefined;
+  private data: string[] = [];
+
+  /** Feed one line; returns the event it completes, if any. */
+  line(line: string): SseFrame | undefined {
+    if (line.length === 0) return this.dispatch();
+    if (line.charCodeAt(0) === 58) return undefined; // ':' comment
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+    return undefined;
+  }
+
+  /** End of stream: the last event when the upstream did not terminate it with a blank line. */
+  end(): SseFrame | undefined {
+    return this.dispatch();
+  }
+
+  private dispatch(): SseFrame | undefined {
+    const event = this.event;
+    const data = this.data;
+    this.event = undefined;
+    if (data.length === 0) return undefined;
+    this.data = [];
+    return { event, data: data.length === 1 ? data[0] : data.join('\n') };
+  }
+}
