@@ -1,5 +1,6 @@
 // The provider adapter contract: pure translation plus an endpoint description. The pipeline
 // owns the HTTP call, timeouts, retries, metrics and usage.
+import type { SseFrame } from '../../lib/sse-lines.ts';
 
 export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings';
 
@@ -55,13 +56,8 @@ export type LocalReply =
   | { kind: 'json'; body: Record<string, unknown> }
   | { kind: 'sse'; chunks: Record<string, unknown>[] };
 
-/** One server-sent event as the upstream framed it. */
-export interface SseEvent {
-  /** The `event:` field; undefined when the frame had none. */
-  event: string | undefined;
-  /** The `data:` lines joined with `\n`. */
-  data: string;
-}
+/** One server-sent event as the upstream framed it (assembled by lib/sse-lines.ts). */
+export type SseEvent = SseFrame;
 
 /**
  * Canonical usage: the OpenAI Chat Completions `usage` object. `prompt_tokens` counts every
