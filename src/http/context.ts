@@ -8,6 +8,7 @@ export interface TokenUsage {
   completionTokens?: number;
   totalTokens?: number;
   cachedTokens?: number;
+  cacheCreationTokens?: number;
   reasoningTokens?: number;
 }
 
@@ -29,8 +30,12 @@ export class RequestContext {
 
   apiKeyId: string | undefined = undefined;
   apiKeyName: string | undefined = undefined;
+  /** The caller's model value, as sent. */
+  requestedModel: string | undefined = undefined;
   /** The caller's model alias, as resolved (a wildcard alias is reported by its pattern). */
   model: string | undefined = undefined;
+  /** Resource id of the model that served (the target, for a group). */
+  modelId: string | undefined = undefined;
   provider: string | undefined = undefined;
   upstreamModel: string | undefined = undefined;
   stream = false;

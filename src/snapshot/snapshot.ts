@@ -1,7 +1,7 @@
 // Snapshot: the immutable, precompiled runtime view of one generation of resources. The hot
 // path reads one snapshot per request; lookups are Maps and presorted arrays.
 import { compileGlob, globCapture, globMatches, type Glob } from '../lib/glob.ts';
-import type { Adapter, EndpointSpec, ProviderKeyView } from '../ai/providers/contract.ts';
+import { OPERATIONS, type Adapter, type EndpointSpec, type Operation, type ProviderKeyView } from '../ai/providers/contract.ts';
 import { adapterFor } from '../ai/providers/registry.ts';
 import type { ApiKey, Model, ProviderKey, Resources } from '../resources/types.ts';
 
@@ -22,8 +22,8 @@ export interface ProviderKeyEntry {
   /** Undefined when no adapter can serve the key; `unavailable` says why. */
   readonly adapter: Adapter | undefined;
   readonly unavailable: string | undefined;
-  /** Chat endpoint, or why the key cannot serve chat. */
-  readonly chat: EndpointSpec | Error | undefined;
+  /** Upstream endpoint per operation, or why the key cannot serve it. */
+  readonly endpoints: ReadonlyMap<Operation, EndpointSpec | Error>;
 }
 
 export interface ModelEntry {
@@ -54,9 +54,11 @@ function compileProviderKey(pk: ProviderKey): ProviderKeyEntry {
   };
   const adapter = adapterFor({ provider: view.provider, adapter: pk.adapter, api_base: pk.api_base });
   if (typeof adapter === 'string') {
-    return { id: pk.id, name: pk.display_name, view, adapter: undefined, unavailable: adapter, chat: undefined };
+    return { id: pk.id, name: pk.display_name, view, adapter: undefined, unavailable: adapter, endpoints: new Map() };
   }
-  return { id: pk.id, name: pk.display_name, view, adapter, unavailable: undefined, chat: adapter.endpoint('chat', view) };
+  const endpoints = new Map<Operation, EndpointSpec | Error>();
+  for (const op of OPERATIONS) endpoints.set(op, adapter.endpoint(op, view));
+  return { id: pk.id, name: pk.display_name, view, adapter, unavailable: undefined, endpoints };
 }
 
 function compileModel(m: Model, keys: Map<string, ProviderKeyEntry>): ModelEntry {

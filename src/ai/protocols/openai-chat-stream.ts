@@ -4,6 +4,7 @@
 // Frames are never parsed and re-serialised; only the usage frame is parsed.
 import { replaceTopLevelString } from '../../lib/json-scan.ts';
 import { scanUsage, type OpenAIUsage } from './openai-chat.ts';
+import type { CanonicalUsage } from './canonical.ts';
 
 export class OpenAIChatStreamRelay {
   usage: OpenAIUsage | undefined = undefined;
@@ -59,5 +60,63 @@ export class OpenAIChatStreamRelay {
     if (!this.sawFinish && payload.includes('"finish_reason":"')) this.sawFinish = true;
     payload = replaceTopLevelString(payload, 'model', this.alias);
     return 'data: ' + payload + '\n';
+  }
+}
+
+/**
+ * Translated path, upstream side: an OpenAI-family event stream as canonical chunk objects
+ * (used when the caller speaks another protocol). Structurally a StreamDecoder.
+ */
+export class OpenAIChatStreamDecoder {
+  usage: CanonicalUsage | undefined = undefined;
+  finished = false;
+  error: { type: string; message: string } | undefined = undefined;
+
+  push(event: { event: string | undefined; data: string }): Record<string, unknown>[] {
+    const data = event.data;
+    if (data.startsWith('[DONE]')) {
+      this.finished = true;
+      return [];
+    }
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      this.error = { type: 'upstream_decode', message: 'upstream sent a stream event that is not JSON' };
+      return [];
+    }
+    if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk)) return [];
+    const c = chunk as Record<string, unknown>;
+    if (event.event === 'error' || c.error !== undefined) {
+      const e = c.error as Record<string, unknown> | undefined;
+      this.error = { type: typeof e?.type === 'string' ? e.type : 'api_error', message: typeof e?.message === 'string' ? e.message : 'upstream stream error' };
+      return [];
+    }
+    if (c.usage !== null && typeof c.usage === 'object') this.usage = c.usage as CanonicalUsage;
+    return [c];
+  }
+}
+
+/**
+ * Translated path, caller side: canonical chunk objects as an OpenAI Chat Completions event
+ * stream with the caller's alias; the usage-only chunk is kept only when the caller asked for it.
+ */
+export class OpenAIChatStreamEncoder {
+  private readonly alias: string;
+  private readonly wantUsage: boolean;
+
+  constructor(alias: string, wantUsage: boolean) {
+    this.alias = alias;
+    this.wantUsage = wantUsage;
+  }
+
+  push(chunk: Record<string, unknown>): string {
+    const choices = chunk.choices;
+    if (!this.wantUsage && Array.isArray(choices) && choices.length === 0) return '';
+    return `data: ${JSON.stringify({ ...chunk, model: this.alias })}\n\n`;
+  }
+
+  end(): string {
+    return 'data: [DONE]\n\n';
   }
 }

@@ -1,10 +1,16 @@
 // The provider adapter contract: pure translation plus an endpoint description. The pipeline
 // owns the HTTP call, timeouts, retries, metrics and usage.
 import type { SseFrame } from '../../lib/sse-lines.ts';
+import type { CanonicalUsage } from '../protocols/canonical.ts';
+
+export type { CanonicalUsage };
 
 export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings';
 
-export type Operation = 'chat' | 'messages' | 'count_tokens';
+export const OPERATIONS = ['chat', 'messages', 'count_tokens'] as const;
+
+/** Upstream operations: `chat` is the canonical request (native or translated by the adapter). */
+export type Operation = (typeof OPERATIONS)[number];
 
 /** What an adapter needs to know about the provider key it serves through. */
 export interface ProviderKeyView {
@@ -58,19 +64,6 @@ export type LocalReply =
 
 /** One server-sent event as the upstream framed it (assembled by lib/sse-lines.ts). */
 export type SseEvent = SseFrame;
-
-/**
- * Canonical usage: the OpenAI Chat Completions `usage` object. `prompt_tokens` counts every
- * input token (cache reads and cache writes included); `cached_tokens` are cache reads and
- * `cache_creation_tokens` cache writes, both kept as the provider reported them.
- */
-export interface CanonicalUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  total_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number };
-  completion_tokens_details?: { reasoning_tokens?: number };
-}
 
 /** An in-band error event of a vendor stream, in the vendor's own words. */
 export interface StreamError {

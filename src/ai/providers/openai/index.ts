@@ -1,7 +1,7 @@
 // The OpenAI-compatible adapter: provider `openai` and every vendor that speaks the Chat
 // Completions wire format at its own `api_base` (an OpenAI-compatible vendor is configuration).
 import { readOpenAIError } from '../../protocols/openai-chat.ts';
-import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, ProviderKeyView } from '../contract.ts';
+import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation, ProviderKeyView } from '../contract.ts';
 
 export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1';
 
@@ -26,7 +26,8 @@ export function isReasoningModel(model: string): boolean {
   return /^(o\d|gpt-5)/.test(model);
 }
 
-function endpoint(_operation: 'chat', key: ProviderKeyView): EndpointSpec | Error {
+function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Error {
+  if (operation !== 'chat') return new Error(`the OpenAI-compatible adapter does not serve ${operation}`);
   let base: string;
   if (key.apiBase !== undefined && key.apiBase.trim() !== '') base = normalizeOpenAIBase(key.apiBase);
   else if (key.provider === 'openai' || key.provider === '') base = OPENAI_DEFAULT_BASE;
@@ -38,7 +39,7 @@ function endpoint(_operation: 'chat', key: ProviderKeyView): EndpointSpec | Erro
   };
 }
 
-function prepareRequest(_operation: 'chat', body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
+function prepareRequest(_operation: Operation, body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
   const out: Record<string, unknown> = { ...body, model: target.upstreamModel };
   const isOpenAI = target.key.provider === 'openai';
   if (!isOpenAI && Array.isArray(body.messages)) {

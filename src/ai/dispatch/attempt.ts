@@ -1,0 +1,222 @@
+// One attempt against one resolved target: choose the native or translated path, build the
+// upstream request through the adapter, call it, and answer the caller (JSON or SSE) in the
+// caller's protocol with the caller's alias, tapping usage on the side. A failure before anything
+// reached the caller is returned as a typed value for the attempt loop to act on.
+import { performance } from 'node:perf_hooks';
+import { GatewayError } from '../../lib/errors.ts';
+import type { RequestContext } from '../../http/context.ts';
+import { sendBody, startStream, writeChunk, endStream } from '../../http/respond.ts';
+import { REQUEST_ID_HEADER } from '../../http/request-id.ts';
+import { callUpstream, compileEndpoint, readResponseBody, type UpstreamEndpoint } from '../../http/upstream.ts';
+import type { ModelEntry, ProviderKeyEntry } from '../../snapshot/snapshot.ts';
+import type { CanonicalUsage } from '../protocols/canonical.ts';
+import { OpenAIChatStreamDecoder } from '../protocols/openai-chat-stream.ts';
+import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, ErrorClass, Operation } from '../providers/contract.ts';
+import { isJsonObject, type CallerCodec } from './codecs.ts';
+import { relayStream, SSE_HEADERS, TranslatingRelay } from './relay.ts';
+import { failureKind, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
+import { recordUsage } from './usage.ts';
+
+export interface UpstreamSettings {
+  timeoutMs: number;
+  streamTimeoutMs: number;
+  connectTimeoutMs: number;
+}
+
+/** What the caller asked for, independent of the target. */
+export interface CallerRequest {
+  codec: CallerCodec;
+  /** `chat`, `messages` or `count_tokens`: the caller's endpoint. */
+  operation: Operation;
+  body: Record<string, unknown>;
+  /** The caller's model string, written back into answers. */
+  alias: string;
+  stream: boolean;
+  /** Keep the usage-only stream chunk (OpenAI `stream_options.include_usage`). */
+  wantUsage: boolean;
+}
+
+export interface Target {
+  readonly entry: ModelEntry;
+  readonly providerKey: ProviderKeyEntry;
+  readonly adapter: Adapter;
+  readonly upstreamModel: string;
+}
+
+/** Why an attempt failed before anything was written to the caller. */
+export interface AttemptFailure {
+  /** Spec 2 §6.1 vocabulary: upstream_status, transport, timeout, upstream_decode, ... */
+  errorClass: ErrorClass | 'transport' | 'timeout' | 'upstream_decode' | 'invalid_config' | 'client_disconnected';
+  /** The upstream's HTTP status, when it answered. */
+  status: number | undefined;
+  retryAfterMs: number | undefined;
+  /** What the caller sees if no other attempt serves. */
+  error: GatewayError;
+}
+
+export type AttemptResult = { ok: true } | { ok: false; failure: AttemptFailure };
+
+const endpoints = new Map<string, UpstreamEndpoint>();
+
+function upstreamEndpoint(url: string): UpstreamEndpoint {
+  let e = endpoints.get(url);
+  if (e === undefined) {
+    e = compileEndpoint(url);
+    endpoints.set(url, e);
+  }
+  return e;
+}
+
+function failed(failure: AttemptFailure): AttemptResult {
+  return { ok: false, failure };
+}
+
+function configFailure(message: string): AttemptResult {
+  return failed({ errorClass: 'invalid_config', status: undefined, retryAfterMs: undefined, error: new GatewayError('provider_unavailable', message) });
+}
+
+/** Native when the adapter speaks the caller's protocol; translated through canonical chat otherwise. */
+function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean; body: Record<string, unknown> } | string {
+  const adapter = t.adapter;
+  const target: AdapterTarget = { key: t.providerKey.view, upstreamModel: t.upstreamModel };
+  if (adapter.speaks.includes(call.codec.protocol)) {
+    return { op: call.operation, native: true, body: adapter.prepareRequest(call.operation, call.body, target) };
+  }
+  if (call.operation === 'count_tokens') return 'count_tokens';
+  const canonical = call.codec.toCanonical(call.body);
+  const body = adapter.translator !== undefined ? adapter.translator.encodeRequest(canonical, target) : adapter.prepareRequest('chat', canonical, target);
+  return { op: 'chat', native: false, body };
+}
+
+export async function attempt(ctx: RequestContext, call: CallerRequest, t: Target, settings: UpstreamSettings): Promise<AttemptResult> {
+  const planned = plan(call, t);
+  if (typeof planned === 'string') {
+    return failed({
+      errorClass: 'invalid_request',
+      status: undefined,
+      retryAfterMs: undefined,
+      error: new GatewayError('invalid_request', `model '${call.alias}' does not support /v1/messages/count_tokens: token counting is only available for messages-family (anthropic) targets`, { publicCode: null }),
+    });
+  }
+  const { body, native } = planned;
+  const adapter = t.adapter;
+  if (adapter.local !== undefined) {
+    answerLocal(ctx, call, adapter.local.chat({ ...body, stream_options: call.stream ? { include_usage: true } : undefined }, t.upstreamModel));
+    return { ok: true };
+  }
+  const endpoint: EndpointSpec | Error | undefined = t.providerKey.endpoints.get(planned.op);
+  if (endpoint === undefined || endpoint instanceof Error) {
+    return configFailure(`model '${call.alias}' cannot serve ${planned.op}: ${endpoint?.message ?? 'no endpoint'}`);
+  }
+  const timeoutMs = t.entry.timeoutMs ?? settings.timeoutMs;
+  const streamTimeoutMs = t.entry.streamTimeoutMs ?? (settings.streamTimeoutMs > 0 ? settings.streamTimeoutMs : timeoutMs);
+  const payload = JSON.stringify(body);
+  const sentAt = performance.now();
+  const result = await callUpstream({
+    endpoint: upstreamEndpoint(endpoint.url),
+    method: 'POST',
+    headers: {
+      ...endpoint.headers,
+      ...forwardedHeaders(ctx, native, call),
+      accept: call.stream ? 'text/event-stream' : 'application/json',
+      'content-length': Buffer.byteLength(payload),
+      [REQUEST_ID_HEADER]: ctx.requestId,
+    },
+    body: payload,
+    connectTimeoutMs: settings.connectTimeoutMs,
+    headersTimeoutMs: timeoutMs,
+    cancel: ctx,
+  });
+  if (!result.ok) {
+    if (result.kind === 'aborted') {
+      ctx.fail('client_disconnected', result.message);
+      return { ok: true };
+    }
+    return failed({ errorClass: failureKind(result) as AttemptFailure['errorClass'], status: undefined, retryAfterMs: undefined, error: upstreamFailureError(result) });
+  }
+  const response = result.response;
+  const status = response.statusCode ?? 502;
+  if (status < 200 || status >= 300) {
+    const read = await readResponseBody(response, timeoutMs, 1024 * 1024);
+    const classified: ClassifiedError = adapter.classifyError(status, read.ok ? read.body.toString('utf8') : '', response.headers);
+    return failed({ errorClass: classified.errorClass, status, retryAfterMs: classified.retryAfterMs, error: upstreamStatusError(status, classified) });
+  }
+  const contentType = response.headers['content-type'] ?? '';
+  if (call.stream && contentType.startsWith('text/event-stream')) {
+    const relay = native
+      ? call.codec.createNativeRelay(call.alias, !call.wantUsage)
+      : new TranslatingRelay(adapter.translator?.createStreamDecoder() ?? new OpenAIChatStreamDecoder(), call.codec.createEncoder(call.alias, call.wantUsage), call.codec);
+    try {
+      await relayStream(ctx, response, relay, call.codec, streamTimeoutMs);
+    } catch (err) {
+      // The upstream failed before its first byte: nothing reached the caller.
+      const e = err as GatewayError;
+      return failed({ errorClass: e.code === 'upstream_timeout' ? 'timeout' : e.code === 'upstream_decode' ? 'upstream_decode' : 'transport', status: undefined, retryAfterMs: undefined, error: e });
+    }
+    return { ok: true };
+  }
+  // timeout_ms bounds the whole non-streaming exchange: the body gets what is left of it.
+  const remaining = timeoutMs > 0 ? Math.max(1, timeoutMs - (performance.now() - sentAt)) : 0;
+  const read = await readResponseBody(response, remaining, undefined, `upstream request timed out after ${timeoutMs}ms`);
+  if (!read.ok) {
+    if (ctx.clientDisconnected) {
+      ctx.fail('client_disconnected', read.message);
+      return { ok: true };
+    }
+    return failed({ errorClass: failureKind(read) as AttemptFailure['errorClass'], status: undefined, retryAfterMs: undefined, error: upstreamFailureError(read) });
+  }
+  ctx.upstreamFirstByteMs ??= ctx.elapsedMs();
+  const text = read.body.toString('utf8');
+  const answer = native ? call.codec.nativeJson(text, call.alias) : translateJson(call, adapter, text);
+  if (answer === undefined) {
+    return failed({ errorClass: 'upstream_decode', status: undefined, retryAfterMs: undefined, error: new GatewayError('upstream_decode', 'upstream returned a body that is not a JSON object') });
+  }
+  recordUsage(ctx, answer.usage);
+  sendBody(ctx, 200, answer.body, 'application/json');
+  return { ok: true };
+}
+
+function translateJson(call: CallerRequest, adapter: Adapter, text: string): { body: string; usage: CanonicalUsage | undefined } | undefined {
+  let canonical: Record<string, unknown>;
+  if (adapter.translator !== undefined) {
+    const decoded = adapter.translator.decodeResponse(text);
+    if (decoded instanceof Error) return undefined;
+    canonical = decoded;
+  } else {
+    if (!isJsonObject(text)) return undefined;
+    canonical = JSON.parse(text) as Record<string, unknown>;
+  }
+  return { body: call.codec.renderJson(canonical, call.alias), usage: canonical.usage as CanonicalUsage | undefined };
+}
+
+/** The built-in mock answers in canonical form; render it in the caller's protocol. */
+function answerLocal(ctx: RequestContext, call: CallerRequest, reply: { kind: 'json'; body: Record<string, unknown> } | { kind: 'sse'; chunks: Record<string, unknown>[] }): void {
+  ctx.upstreamFirstByteMs = ctx.elapsedMs();
+  if (reply.kind === 'json') {
+    recordUsage(ctx, reply.body.usage as CanonicalUsage | undefined);
+    sendBody(ctx, 200, call.codec.renderJson(reply.body, call.alias), 'application/json');
+    return;
+  }
+  const encoder = call.codec.createEncoder(call.alias, call.wantUsage);
+  let out = '';
+  for (const chunk of reply.chunks) {
+    if (chunk.usage !== undefined) recordUsage(ctx, chunk.usage as CanonicalUsage);
+    out += encoder.push(chunk);
+  }
+  startStream(ctx, 200, { ...SSE_HEADERS });
+  writeChunk(ctx, out + encoder.end());
+  endStream(ctx);
+}
+
+/** Vendor headers the native messages path forwards: `anthropic-beta`, `anthropic-version`, ... */
+function forwardedHeaders(ctx: RequestContext, native: boolean, call: CallerRequest): Record<string, string> | undefined {
+  if (!native || call.codec.protocol !== 'anthropic-messages') return undefined;
+  let out: Record<string, string> | undefined;
+  const headers = ctx.req.headers;
+  for (const name in headers) {
+    if (!name.startsWith('anthropic-')) continue;
+    const v = headers[name];
+    if (typeof v === 'string' && v !== '') (out ??= {})[name] = v;
+  }
+  return out;
+}

@@ -1,0 +1,96 @@
+// Caller codecs: what the dispatch core needs to know about the protocol a caller speaks —
+// its error envelope, how its request becomes canonical (OpenAI chat), how canonical answers
+// are rendered back, and how the native path relays an upstream that speaks it already.
+import type { GatewayError } from '../../lib/errors.ts';
+import type { CanonicalUsage } from '../protocols/canonical.ts';
+import { openAIErrorBody, openAIStreamErrorFrame, scanUsage } from '../protocols/openai-chat.ts';
+import { OpenAIChatStreamEncoder, OpenAIChatStreamRelay } from '../protocols/openai-chat-stream.ts';
+import type { WireProtocol } from '../providers/contract.ts';
+import { findTopLevelMember } from '../../lib/json-scan.ts';
+
+/** Canonical chunks → the caller's event stream text. */
+export interface StreamEncoder {
+  push(chunk: Record<string, unknown>): string;
+  /** Text that completes the caller's stream once the upstream finished. */
+  end(): string;
+}
+
+/** A native line relay (upstream and caller speak the same protocol). */
+export interface NativeRelay {
+  /** Text to forward for one upstream line (with its terminator), '' to drop it. */
+  line(line: string): string;
+  /** At upstream end: the text still to write, and whether the response was complete. */
+  finish(): { text: string; complete: boolean };
+  readonly usage: CanonicalUsage | undefined;
+  /** The upstream sent an in-band error event (it has been relayed). */
+  readonly inBandError: boolean;
+}
+
+export interface CallerCodec {
+  readonly protocol: WireProtocol;
+  errorBody(err: GatewayError): unknown;
+  streamErrorFrame(err: GatewayError): string;
+  toCanonical(request: Record<string, unknown>): Record<string, unknown>;
+  renderJson(canonical: Record<string, unknown>, alias: string): string;
+  createEncoder(alias: string, wantUsage: boolean): StreamEncoder;
+  /** Native JSON answer: the body with the alias spliced in, or undefined if it is not an object. */
+  nativeJson(text: string, alias: string): { body: string; usage: CanonicalUsage | undefined } | undefined;
+  createNativeRelay(alias: string, dropUsage: boolean): NativeRelay;
+}
+
+/** Replace a top-level string member without re-serialising the rest; undefined if not an object. */
+export function spliceModel(text: string, alias: string): string | undefined {
+  const model = findTopLevelMember(text, 'model');
+  if (model === undefined) return isJsonObject(text) ? text : undefined;
+  if (text.charCodeAt(model.start) !== 34) return text;
+  return text.slice(0, model.start) + JSON.stringify(alias) + text.slice(model.end);
+}
+
+export function isJsonObject(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+class OpenAINativeRelay implements NativeRelay {
+  private readonly relay: OpenAIChatStreamRelay;
+
+  constructor(alias: string, dropUsage: boolean) {
+    this.relay = new OpenAIChatStreamRelay(alias, dropUsage);
+  }
+
+  line(line: string): string {
+    return this.relay.line(line);
+  }
+
+  finish(): { text: string; complete: boolean } {
+    if (this.relay.sawDone) return { text: '', complete: true };
+    // A finished response without the end marker: complete it for the caller.
+    return this.relay.sawFinish ? { text: 'data: [DONE]\n\n', complete: true } : { text: '', complete: false };
+  }
+
+  get usage(): CanonicalUsage | undefined {
+    return this.relay.usage;
+  }
+
+  get inBandError(): boolean {
+    return this.relay.inBandError !== undefined;
+  }
+}
+
+export const openAIChatCodec: CallerCodec = {
+  protocol: 'openai-chat',
+  errorBody: openAIErrorBody,
+  streamErrorFrame: openAIStreamErrorFrame,
+  toCanonical: (request) => request,
+  renderJson: (canonical, alias) => JSON.stringify({ ...canonical, model: alias }),
+  createEncoder: (alias, wantUsage) => new OpenAIChatStreamEncoder(alias, wantUsage),
+  nativeJson(text, alias) {
+    const body = spliceModel(text, alias);
+    return body === undefined ? undefined : { body, usage: scanUsage(text) };
+  },
+  createNativeRelay: (alias, dropUsage) => new OpenAINativeRelay(alias, dropUsage),
+};

@@ -1,0 +1,181 @@
+// Relaying an upstream event stream to the caller through a line transform (native relay or
+// translation), with the head sent on the first upstream bytes (ADR 0003), an idle timeout on
+// every gap, backpressure, and a caller-protocol error frame when the stream breaks.
+import type { IncomingMessage } from 'node:http';
+import { GatewayError } from '../../lib/errors.ts';
+import { SseEventAssembler, SseFrameTooLarge, SseLineSplitter, type SseFrame } from '../../lib/sse-lines.ts';
+import type { RequestContext } from '../../http/context.ts';
+import { endStream, startStream, writeChunk } from '../../http/respond.ts';
+import type { CanonicalUsage } from '../protocols/canonical.ts';
+import type { StreamDecoder } from '../providers/contract.ts';
+import type { CallerCodec, NativeRelay, StreamEncoder } from './codecs.ts';
+import { recordUsage } from './usage.ts';
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+};
+
+/** Translated path: upstream events → decoder → canonical chunks → the caller's encoder. */
+export class TranslatingRelay implements NativeRelay {
+  inBandError = false;
+  private readonly assembler = new SseEventAssembler();
+  private readonly decoder: StreamDecoder;
+  private readonly encoder: StreamEncoder;
+  private readonly codec: CallerCodec;
+
+  constructor(decoder: StreamDecoder, encoder: StreamEncoder, codec: CallerCodec) {
+    this.decoder = decoder;
+    this.encoder = encoder;
+    this.codec = codec;
+  }
+
+  get usage(): CanonicalUsage | undefined {
+    return this.decoder.usage;
+  }
+
+  line(line: string): string {
+    const event = this.assembler.line(line);
+    return event === undefined ? '' : this.event(event);
+  }
+
+  finish(): { text: string; complete: boolean } {
+    const last = this.assembler.end();
+    const text = last === undefined ? '' : this.event(last);
+    if (this.inBandError || !this.decoder.finished) return { text, complete: false };
+    return { text: text + this.encoder.end(), complete: true };
+  }
+
+  private event(event: SseFrame): string {
+    if (this.inBandError) return '';
+    let out = '';
+    for (const chunk of this.decoder.push(event)) out += this.encoder.push(chunk);
+    const error = this.decoder.error;
+    if (error !== undefined) {
+      this.inBandError = true;
+      out += this.codec.streamErrorFrame(new GatewayError('upstream_error', error.message, { type: error.type }));
+    }
+    return out;
+  }
+}
+
+/**
+ * Relay an upstream event stream. Each gap between upstream chunks, the first included, is
+ * bounded by `idleMs`. Rejects (with nothing written) only when the upstream fails before its
+ * first byte; afterwards failures end the caller's stream with an error frame.
+ */
+export function relayStream(
+  ctx: RequestContext,
+  response: IncomingMessage,
+  relay: NativeRelay,
+  codec: CallerCodec,
+  idleMs: number,
+): Promise<void> {
+  const split = new SseLineSplitter();
+  return new Promise<void>((resolve, reject) => {
+    let started = false;
+    let finished = false;
+    let timer: NodeJS.Timeout | undefined;
+
+    const start = (): void => {
+      if (started) return;
+      started = true;
+      ctx.upstreamFirstByteMs ??= ctx.elapsedMs();
+      startStream(ctx, 200, { ...SSE_HEADERS });
+    };
+    const settle = (): void => {
+      finished = true;
+      if (timer !== undefined) clearTimeout(timer);
+      unsubscribe();
+      recordUsage(ctx, relay.usage);
+    };
+    const fail = (err: GatewayError, kind: string): void => {
+      if (finished) return;
+      settle();
+      ctx.fail(kind, err.message);
+      response.destroy();
+      if (!started) {
+        reject(err);
+        return;
+      }
+      ctx.status = err.status;
+      writeChunk(ctx, codec.streamErrorFrame(err));
+      endStream(ctx);
+      resolve();
+    };
+    const arm = (): void => {
+      if (idleMs <= 0) return;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = setTimeout(() => {
+        fail(new GatewayError('upstream_timeout', `upstream stream timed out after ${idleMs}ms without data`), 'timeout');
+      }, idleMs);
+    };
+    const unsubscribe = ctx.onCancel(() => {
+      if (finished) return;
+      settle();
+      ctx.fail('client_disconnected', 'client disconnected mid-stream');
+      response.destroy();
+      resolve();
+    });
+
+    response.on('data', (chunk: Buffer) => {
+      if (finished) return;
+      let out = '';
+      try {
+        split.push(chunk, (line) => (out += relay.line(line)));
+      } catch (e) {
+        if (e instanceof SseFrameTooLarge) {
+          fail(new GatewayError('upstream_decode', e.message), 'upstream_decode');
+          return;
+        }
+        throw e;
+      }
+      start();
+      if (relay.inBandError) ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
+      if (out.length > 0 && !writeChunk(ctx, out)) {
+        // The caller reads slower than the upstream writes: stop reading, and stop the idle clock.
+        response.pause();
+        if (timer !== undefined) clearTimeout(timer);
+        ctx.res.once('drain', () => {
+          if (finished) return;
+          arm();
+          response.resume();
+        });
+        return;
+      }
+      arm();
+    });
+    response.once('end', () => {
+      if (finished) return;
+      const rest = split.flush();
+      let out = rest.length > 0 ? relay.line(rest) : '';
+      const end = relay.finish();
+      out += end.text;
+      start();
+      if (relay.inBandError) {
+        ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
+        if (out.length > 0) writeChunk(ctx, out);
+        ctx.status = 502;
+        settle();
+        endStream(ctx);
+        resolve();
+        return;
+      }
+      if (out.length > 0) writeChunk(ctx, out);
+      if (!end.complete) {
+        fail(new GatewayError('stream_aborted', 'upstream stream ended before the response was complete'), 'upstream_decode');
+        return;
+      }
+      settle();
+      endStream(ctx);
+      resolve();
+    });
+    const broke = (): void => {
+      fail(new GatewayError('upstream_transport', 'upstream connection broke mid-stream'), 'transport');
+    };
+    response.once('error', broke);
+    response.once('aborted', broke);
+    arm();
+  });
+}

@@ -1,0 +1,24 @@
+// POST /v1/chat/completions: the OpenAI Chat Completions endpoint.
+import type { RequestContext } from '../../http/context.ts';
+import { readBody } from '../../http/body.ts';
+import { parseChatRequest } from '../protocols/openai-chat.ts';
+import { openAIChatCodec } from '../dispatch/codecs.ts';
+import { dispatch } from '../dispatch/core.ts';
+import { authenticate, currentSnapshot, resolveModel } from '../phases.ts';
+import type { ProxyOptions } from '../proxy.ts';
+
+export async function chatCompletions(ctx: RequestContext, options: ProxyOptions): Promise<void> {
+  const snapshot = currentSnapshot(options.snapshots);
+  const key = authenticate(ctx, snapshot);
+  const request = parseChatRequest(await readBody(ctx, options.bodyLimitBytes));
+  ctx.stream = request.stream === true;
+  const resolved = resolveModel(ctx, snapshot, key, request.model);
+  await dispatch(ctx, {
+    codec: openAIChatCodec,
+    operation: 'chat',
+    body: request,
+    alias: request.model,
+    stream: ctx.stream,
+    wantUsage: request.stream_options?.include_usage === true,
+  }, resolved, options.upstream);
+}
