@@ -9,13 +9,16 @@ import type { ClientIpResolver } from '../http/real-ip.ts';
 import { requestIdFrom } from '../http/request-id.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import type { UsageSink } from '../observability/usage-events.ts';
+import { usageEventFrom, type UsageSink } from '../observability/usage-events.ts';
+import type { HealthTracker } from './dispatch/health.ts';
 import { createFinalizeSinks, reportRequest } from '../observability/access-log.ts';
 import type { SnapshotHolder } from '../snapshot/snapshot.ts';
 import { openAIChatCodec, type CallerCodec } from './dispatch/codecs.ts';
 import type { UpstreamSettings } from './dispatch/attempt.ts';
 import { chatCompletions } from './endpoints/chat.ts';
 import { listModels } from './endpoints/models.ts';
+import { countTokens, messages } from './endpoints/messages.ts';
+import { anthropicMessagesCodec } from './dispatch/messages-codec.ts';
 
 export interface Lifecycle {
   /** A configuration has been applied. */
@@ -31,6 +34,8 @@ export interface ProxyOptions {
   metrics: Metrics;
   /** Where usage events go (one per model-serving request and per failed attempt). */
   usage: UsageSink;
+  /** Per-target health and cooldown state; outlives snapshots. */
+  health: HealthTracker;
   accessLog: boolean;
   bodyLimitBytes: number;
   requestIdHeaders: readonly string[];
@@ -68,6 +73,8 @@ const ROUTES = new Map<string, Route>([
   ['/readyz', route({ GET: probe('readyz'), HEAD: probe('readyz') })],
   ['/v1/models', route({ GET: listModels })],
   ['/v1/chat/completions', route({ POST: chatCompletions })],
+  ['/v1/messages', route({ POST: messages }, anthropicMessagesCodec)],
+  ['/v1/messages/count_tokens', route({ POST: countTokens }, anthropicMessagesCodec)],
 ]);
 
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
@@ -89,6 +96,7 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
         ctx.fail('client_disconnected', 'client disconnected before the response finished');
       }
       options.metrics.inFlight.dec();
+      if (ctx.operation !== undefined) options.usage.emit(usageEventFrom(ctx));
       reportRequest(ctx, sinks);
     });
     const url = req.url ?? '/';

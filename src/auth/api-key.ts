@@ -1,6 +1,6 @@
 // Caller API keys (spec 2 §5): read the presented credential and hash it for lookup.
 // Keys are stored only as SHA-256 hex; the presented plaintext never leaves this module.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 /**
@@ -25,5 +25,6 @@ export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
 }
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  // One-shot crypto.hash: no Hash object per request.
+  return hash('sha256', key, 'hex');
 }

@@ -9,6 +9,7 @@ import { formatLoadErrors, loadResourcesFile } from '../resources/loader.ts';
 import { SnapshotHolder } from '../snapshot/snapshot.ts';
 import { createLogger, flushLogger, type Logger } from '../observability/logger.ts';
 import { LogUsageSink, UsageEmitter } from '../observability/usage-events.ts';
+import { HealthTracker } from '../ai/dispatch/health.ts';
 import { Metrics } from '../observability/metrics.ts';
 import { createStatusHandler, type ConfigStatus } from '../observability/status-server.ts';
 import { listen, type Listener } from '../http/server.ts';
@@ -40,10 +41,13 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   }
   const metrics = new Metrics();
   const snapshots = new SnapshotHolder();
+  const health = new HealthTracker({ now: Date.now });
   const lifecycle: Lifecycle = { ready: false, draining: false };
   let lastReload: ConfigStatus['last_reload'];
   const apply = (resources: Resources, count: number): void => {
     const s = snapshots.install(resources, count);
+    // Health follows model ids across reloads; removed models are forgotten.
+    health.retain(new Set(resources.models.map((m) => m.id)));
     lifecycle.ready = true;
     metrics.configGeneration.set(s.generation);
     metrics.configLastReloadSuccessful.set(1);
@@ -56,7 +60,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   const listeners: Listener[] = [];
   const closing = (): boolean => lifecycle.draining;
   try {
-    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, handler: createProxyHandler(proxyOptions(config, snapshots, lifecycle, logger, metrics)) }));
+    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, handler: createProxyHandler(proxyOptions(config, snapshots, lifecycle, logger, metrics, health)) }));
     const prom = config.observability.metrics.prometheus;
     if (prom.enabled) {
       const status = (): ConfigStatus => ({
@@ -66,7 +70,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
         resource_counts: snapshots.current === undefined ? {} : counts(snapshots.current.resources),
         last_reload: lastReload,
       });
-      listeners.push(await listen({ name: 'metrics', ...parseAddr(prom.addr), handler: createStatusHandler(metrics, prom.path, status) }));
+      listeners.push(await listen({ name: 'metrics', ...parseAddr(prom.addr), handler: createStatusHandler(metrics, prom.path, { '/status/config': status, '/status/models': () => modelStatus(health, snapshots) }) }));
     }
   } catch (err) {
     for (const l of listeners) l.server.close();
@@ -152,13 +156,14 @@ async function drain(listeners: Listener[], adminServer: Server | undefined, con
   }
 }
 
-function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycle: Lifecycle, logger: Logger, metrics: Metrics) {
+function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycle: Lifecycle, logger: Logger, metrics: Metrics, health: HealthTracker) {
   return {
     snapshots,
     lifecycle,
     logger,
     metrics,
     usage: new UsageEmitter([new LogUsageSink(logger)]),
+    health,
     accessLog: config.observability.access_log,
     bodyLimitBytes: config.proxy.request_body_limit_bytes,
     requestIdHeaders: config.proxy.request_id.accept_headers,
@@ -168,6 +173,7 @@ function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycl
       timeoutMs: config.upstream.timeout_ms,
       streamTimeoutMs: config.upstream.stream_timeout_ms,
       connectTimeoutMs: config.upstream.connect_timeout_ms,
+      retries: config.upstream.retries,
     },
   };
 }
@@ -179,4 +185,10 @@ async function startAdmin(config: GatewayConfig, status: () => { generation: num
   const info = app.server.address();
   const bound = typeof info === 'object' && info !== null ? `${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}` : config.admin.addr;
   return { app, address: bound };
+}
+
+/** `/status/models`: per-target health (cooldowns, failures, in-flight, latency) by model. */
+function modelStatus(health: HealthTracker, snapshots: SnapshotHolder) {
+  const names = new Map((snapshots.current?.resources.models ?? []).map((m) => [m.id, m.display_name]));
+  return { models: health.snapshot().map((row) => ({ model: names.get(row.key) ?? null, ...row })) };
 }

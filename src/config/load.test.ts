@@ -51,7 +51,7 @@ const DEFAULTS: GatewayConfig = {
     access_log: true,
     metrics: { prometheus: { enabled: true, path: '/metrics', addr: '127.0.0.1:9090' } },
   },
-  upstream: { timeout_ms: 6000000, stream_timeout_ms: 0, connect_timeout_ms: 5000 },
+  upstream: { timeout_ms: 6000000, stream_timeout_ms: 0, connect_timeout_ms: 5000, retries: 2 },
   shutdown: { min_drain_secs: 0, drain_timeout_secs: 30 },
 };
 

@@ -128,6 +128,7 @@ const UpstreamSchema = section(
     timeout_ms: millis(6_000_000, 'Total time allowed for a non-streaming upstream request. 0 = off.'),
     stream_timeout_ms: millis(0, 'Total time allowed for a streaming upstream request. 0 = use timeout_ms.'),
     connect_timeout_ms: millis(5000, 'Time allowed to open an upstream connection. 0 = off.'),
+    retries: Type.Integer({ minimum: 0, maximum: 10, default: 2, description: 'Same-target retries of a retryable failure when no other target is left. 0 = off.' }),
   },
   'Outbound request defaults (a model or route may override them).',
 );

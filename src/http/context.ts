@@ -39,6 +39,12 @@ export class RequestContext {
   provider: string | undefined = undefined;
   upstreamModel: string | undefined = undefined;
   stream = false;
+  /** Usage-event operation (`chat`, `messages`, ...); set by model-serving endpoints only. */
+  operation: string | undefined = undefined;
+  /** Attempts made upstream, and how many of them went to another target. */
+  attempts = 0;
+  fallbacks = 0;
+  attemptKind: 'initial' | 'retry' | 'fallback' = 'initial';
   usage: TokenUsage | undefined = undefined;
   /** Time to the first upstream body byte, ms since start. */
   upstreamFirstByteMs: number | undefined = undefined;

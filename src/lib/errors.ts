@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, type: 'invalid_request_error', expose: true, retryable: false },
   not_implemented: { status: 501, type: 'invalid_request_error', expose: true, retryable: false },
   provider_unavailable: { status: 503, type: 'api_error', expose: true, retryable: true },
+  all_candidates_unavailable: { status: 503, type: 'api_error', expose: true, retryable: true },
   upstream_error: { status: 502, type: 'upstream_error', expose: true, retryable: true },
   upstream_timeout: { status: 504, type: 'timeout_error', expose: true, retryable: true },
   upstream_transport: { status: 502, type: 'upstream_error', expose: true, retryable: true },

@@ -1,4 +1,5 @@
-// The metrics/status listener's handler: Prometheus exposition and the config status document.
+// The metrics/status listener's handler: Prometheus exposition and the status documents
+// (`/status/config`, `/status/models`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Metrics } from './metrics.ts';
 
@@ -10,10 +11,14 @@ export interface ConfigStatus {
   last_reload: { at: string; ok: boolean; errors?: string[] } | undefined;
 }
 
+/**
+ * @param documents JSON status documents by path (`/status/config`, `/status/models`), each
+ *   produced at request time.
+ */
 export function createStatusHandler(
   metrics: Metrics,
   metricsPath: string,
-  configStatus: () => ConfigStatus,
+  documents: Readonly<Record<string, () => unknown>>,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -28,8 +33,9 @@ export function createStatusHandler(
       );
       return;
     }
-    if (path === '/status/config') {
-      const body = JSON.stringify(configStatus());
+    const document = Object.hasOwn(documents, path) ? documents[path] : undefined;
+    if (document !== undefined) {
+      const body = JSON.stringify(document());
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
       return;
     }

@@ -1,6 +1,7 @@
 // Usage events (spec 2 §6.1, spec 3 §6): the record of every model-serving request and of every
 // failed attempt, and the sinks they go to. Emitting is one push per event: sinks batch and
 // write off the request path.
+import type { RequestContext } from '../http/context.ts';
 import { lineWriter, type Logger } from './logger.ts';
 
 export type AttemptKind = 'initial' | 'retry' | 'fallback';
@@ -96,4 +97,51 @@ export class UsageEmitter implements UsageSink {
 /** Total tokens as stored: the reported total, or null when absent or 0. */
 export function storedTotal(total: number | undefined): number | null {
   return total === undefined || total === 0 ? null : total;
+}
+
+/** Overrides for a per-attempt row; the terminal row takes everything from the context. */
+export interface AttemptRow {
+  modelId: string;
+  status: number;
+  errorClass: string;
+  errorMessage: string;
+  billable: false;
+}
+
+/**
+ * The usage event of a model-serving request, from its context: the terminal row at finalize, or
+ * (with `attempt`) the zero-token row of one failed attempt.
+ */
+export function usageEventFrom(ctx: RequestContext, attempt?: AttemptRow): UsageEvent {
+  const u = attempt === undefined ? ctx.usage : undefined;
+  const status = attempt?.status ?? ctx.status;
+  const elapsed = ctx.elapsedMs();
+  return {
+    type: 'usage',
+    occurred_at: new Date().toISOString(),
+    request_id: ctx.requestId,
+    operation: ctx.operation ?? 'unknown',
+    requested_model: ctx.requestedModel ?? '',
+    model_id: attempt?.modelId ?? ctx.modelId ?? '',
+    provider: ctx.provider ?? null,
+    provider_key_id: null,
+    api_key_id: ctx.apiKeyId ?? null,
+    status,
+    status_code: status,
+    error_class: attempt?.errorClass ?? ctx.errorKind ?? null,
+    error_message: attempt?.errorMessage ?? ctx.errorMessage ?? null,
+    attempt_kind: ctx.attemptKind,
+    billable: attempt === undefined && status >= 200 && status < 300,
+    stream: ctx.stream,
+    prompt_tokens: u?.promptTokens ?? (attempt === undefined ? null : 0),
+    completion_tokens: u?.completionTokens ?? (attempt === undefined ? null : 0),
+    total_tokens: storedTotal(u?.totalTokens),
+    cached_tokens: u?.cachedTokens ?? null,
+    cache_creation_tokens: u?.cacheCreationTokens ?? null,
+    reasoning_tokens: u?.reasoningTokens ?? null,
+    latency_ms: Math.round(elapsed * 1000) / 1000,
+    ttft_ms: ctx.upstreamFirstByteMs === undefined ? null : Math.round(ctx.upstreamFirstByteMs * 1000) / 1000,
+    passthrough_route_name: null,
+    client_identity: null,
+  };
 }

@@ -31,7 +31,8 @@ async function closedPort(): Promise<number> {
 useProxyFixture({
   config: {
     proxy: { request_body_limit_bytes: BODY_LIMIT },
-    upstream: { timeout_ms: TIMEOUT_MS, connect_timeout_ms: 2000 },
+    // One attempt per request: these tests pin single-attempt outcomes (retries: test/e2e/routing-*.test.ts).
+    upstream: { timeout_ms: TIMEOUT_MS, connect_timeout_ms: 2000, retries: 0 },
   },
   resources: async (mockUrl) => {
     const deadPort = await closedPort();

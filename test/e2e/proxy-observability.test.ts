@@ -17,6 +17,7 @@ let mock: MockUpstream;
 let gw: Gateway;
 
 useProxyFixture({
+  config: { upstream: { retries: 0 } },
   resources: (mockUrl) => ({
     _format_version: '1',
     provider_keys: [{ display_name: 'up', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mockUrl}/v1` }],

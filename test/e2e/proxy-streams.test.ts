@@ -18,7 +18,7 @@ let client: OpenAI;
 
 useProxyFixture({
   config: {
-    upstream: { timeout_ms: 10_000, stream_timeout_ms: STREAM_TIMEOUT_MS },
+    upstream: { timeout_ms: 10_000, stream_timeout_ms: STREAM_TIMEOUT_MS, retries: 0 },
   },
   resources: (mockUrl) => ({
     _format_version: '1',

@@ -11,7 +11,8 @@ import { callUpstream, compileEndpoint, readResponseBody, type UpstreamEndpoint 
 import type { ModelEntry, ProviderKeyEntry } from '../../snapshot/snapshot.ts';
 import type { CanonicalUsage } from '../protocols/canonical.ts';
 import { OpenAIChatStreamDecoder } from '../protocols/openai-chat-stream.ts';
-import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, ErrorClass, Operation } from '../providers/contract.ts';
+import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation } from '../providers/contract.ts';
+import type { AttemptErrorClass } from './retry-policy.ts';
 import { isJsonObject, type CallerCodec } from './codecs.ts';
 import { relayStream, SSE_HEADERS, TranslatingRelay } from './relay.ts';
 import { failureKind, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
@@ -21,6 +22,8 @@ export interface UpstreamSettings {
   timeoutMs: number;
   streamTimeoutMs: number;
   connectTimeoutMs: number;
+  /** Deployment default for same-target retries (`upstream.retries`). */
+  retries: number;
 }
 
 /** What the caller asked for, independent of the target. */
@@ -41,12 +44,15 @@ export interface Target {
   readonly providerKey: ProviderKeyEntry;
   readonly adapter: Adapter;
   readonly upstreamModel: string;
+  /** Per-target overrides (model, then group); undefined = the deployment's. */
+  readonly timeoutMs: number | undefined;
+  readonly streamTimeoutMs: number | undefined;
 }
 
 /** Why an attempt failed before anything was written to the caller. */
 export interface AttemptFailure {
   /** Spec 2 §6.1 vocabulary: upstream_status, transport, timeout, upstream_decode, ... */
-  errorClass: ErrorClass | 'transport' | 'timeout' | 'upstream_decode' | 'invalid_config' | 'client_disconnected';
+  errorClass: AttemptErrorClass;
   /** The upstream's HTTP status, when it answered. */
   status: number | undefined;
   retryAfterMs: number | undefined;
@@ -108,8 +114,8 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   if (endpoint === undefined || endpoint instanceof Error) {
     return configFailure(`model '${call.alias}' cannot serve ${planned.op}: ${endpoint?.message ?? 'no endpoint'}`);
   }
-  const timeoutMs = t.entry.timeoutMs ?? settings.timeoutMs;
-  const streamTimeoutMs = t.entry.streamTimeoutMs ?? (settings.streamTimeoutMs > 0 ? settings.streamTimeoutMs : timeoutMs);
+  const timeoutMs = t.timeoutMs ?? settings.timeoutMs;
+  const streamTimeoutMs = t.streamTimeoutMs ?? (settings.streamTimeoutMs > 0 ? settings.streamTimeoutMs : timeoutMs);
   const payload = JSON.stringify(body);
   const sentAt = performance.now();
   const result = await callUpstream({
@@ -132,7 +138,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
       ctx.fail('client_disconnected', result.message);
       return { ok: true };
     }
-    return failed({ errorClass: failureKind(result) as AttemptFailure['errorClass'], status: undefined, retryAfterMs: undefined, error: upstreamFailureError(result) });
+    return failed({ errorClass: failureKind(result) as AttemptErrorClass, status: undefined, retryAfterMs: undefined, error: upstreamFailureError(result) });
   }
   const response = result.response;
   const status = response.statusCode ?? 502;
@@ -163,7 +169,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
       ctx.fail('client_disconnected', read.message);
       return { ok: true };
     }
-    return failed({ errorClass: failureKind(read) as AttemptFailure['errorClass'], status: undefined, retryAfterMs: undefined, error: upstreamFailureError(read) });
+    return failed({ errorClass: failureKind(read) as AttemptErrorClass, status: undefined, retryAfterMs: undefined, error: upstreamFailureError(read) });
   }
   ctx.upstreamFirstByteMs ??= ctx.elapsedMs();
   const text = read.body.toString('utf8');

@@ -1,28 +1,176 @@
 // The dispatch core shared by every AI endpoint (ARCHITECTURE §5): resolve the caller's model to
-// targets, run attempts, and turn the last failure into the caller's error.
+// targets (one direct model, or a group's selection), run the attempt loop — same-target retries
+// with backoff, immediate failover, cooldown bookkeeping, one zero-token usage row per failed
+// attempt — and turn the last failure into the caller's error. Nothing fails over once a byte has
+// reached the caller: an attempt that wrote anything is final.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestContext } from '../../http/context.ts';
-import type { ResolvedModel } from '../../snapshot/snapshot.ts';
+import type { ResolvedModel, Snapshot } from '../../snapshot/snapshot.ts';
 import { GatewayError } from '../../lib/errors.ts';
-import { attempt, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
+import { attempt, type AttemptFailure, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
+import { directCooldown, directRetries, groupPlan, type GroupTarget } from './groups.ts';
+import type { CooldownPolicy, HealthTracker } from './health.ts';
+import { attemptKind, backoffDelayMs, decideNext, retrySettings, type Decision, type RetrySettings } from './retry-policy.ts';
+import { selectTargets, ALL_UNAVAILABLE_RETRY_AFTER_S, type HashSources } from './select.ts';
+import { usageEventFrom, type UsageSink } from '../../observability/usage-events.ts';
 
-function directTarget(call: CallerRequest, resolved: ResolvedModel): Target {
-  const entry = resolved.entry;
+export const SERVED_BY_HEADER = 'x-tollgate-served-by';
+
+export interface DispatchDeps {
+  snapshot: Snapshot;
+  settings: UpstreamSettings;
+  health: HealthTracker;
+  usage: UsageSink;
+}
+
+interface Candidate {
+  readonly target: Target | GatewayError;
+  readonly key: string;
+  readonly name: string;
+  readonly retries: number | undefined;
+  readonly cooldown: CooldownPolicy;
+}
+
+function candidate(call: CallerRequest, entry: GroupTarget['entry'], upstreamModel: string, retries: number | undefined, cooldown: CooldownPolicy, timeoutMs: number | undefined, streamTimeoutMs: number | undefined): Candidate {
   const pk = entry.providerKey;
-  if (pk === undefined || pk.adapter === undefined) {
-    throw new GatewayError('provider_unavailable', `model '${call.alias}' has no usable provider: ${pk?.unavailable ?? 'provider key missing'}`);
+  const target: Target | GatewayError =
+    pk === undefined || pk.adapter === undefined
+      ? new GatewayError('provider_unavailable', `model '${call.alias}' has no usable provider: ${pk?.unavailable ?? 'provider key missing'}`)
+      : { entry, providerKey: pk, adapter: pk.adapter, upstreamModel, timeoutMs, streamTimeoutMs };
+  return { target, key: entry.id, name: entry.name, retries, cooldown };
+}
+
+function hashSources(ctx: RequestContext): HashSources {
+  return {
+    header: (name) => {
+      const v = ctx.req.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    },
+    cookie: (name) => {
+      const header = ctx.req.headers.cookie;
+      if (header === undefined) return undefined;
+      for (const part of header.split(';')) {
+        const eq = part.indexOf('=');
+        if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+      }
+      return undefined;
+    },
+    apiKey: () => ctx.apiKeyId,
+    clientIp: () => ctx.clientIp,
+  };
+}
+
+/** The ordered candidates for this request, and the retry settings that govern them. */
+function candidates(ctx: RequestContext, call: CallerRequest, resolved: ResolvedModel, deps: DispatchDeps): { list: Candidate[]; retry: RetrySettings } {
+  const entry = resolved.entry;
+  if (entry.kind === 'direct') {
+    return {
+      list: [candidate(call, entry, resolved.upstreamModel, directRetries(entry), directCooldown(entry), entry.timeoutMs, entry.streamTimeoutMs)],
+      retry: retrySettings(undefined, deps.settings.retries),
+    };
   }
-  return { entry, providerKey: pk, adapter: pk.adapter, upstreamModel: resolved.upstreamModel };
+  const plan = groupPlan(deps.snapshot, entry, deps.settings.retries);
+  const selection = selectTargets(plan.state, deps.health, { hash: hashSources(ctx) });
+  if (selection.targets.length === 0) {
+    throw new GatewayError('all_candidates_unavailable', `all targets of model '${call.alias}' are unavailable`, {
+      headers: { 'retry-after': String(ALL_UNAVAILABLE_RETRY_AFTER_S) },
+    });
+  }
+  const list = selection.targets.map((t) => candidate(call, t.entry, t.entry.modelName ?? t.entry.name, t.retries, t.cooldown, t.timeoutMs, t.streamTimeoutMs));
+  return { list, retry: plan.retry };
 }
 
 /** Serve one caller request. Throws a GatewayError only when nothing was written to the caller. */
-export async function dispatch(ctx: RequestContext, call: CallerRequest, resolved: ResolvedModel, settings: UpstreamSettings): Promise<void> {
-  if (resolved.entry.kind === 'group') {
-    throw new GatewayError('not_implemented', `model '${call.alias}' is a multi-target model group, which this gateway version cannot dispatch yet`);
+export async function dispatch(ctx: RequestContext, call: CallerRequest, resolved: ResolvedModel, deps: DispatchDeps): Promise<void> {
+  const { list, retry } = candidates(ctx, call, resolved, deps);
+  const health = deps.health;
+  let index = 0;
+  let retriesUsed = 0;
+  let previous: Exclude<Decision, 'stop'> | undefined;
+  for (;;) {
+    const c = list[index];
+    const kind = attemptKind(previous);
+    ctx.attempts++;
+    ctx.attemptKind = kind;
+    if (c.target instanceof GatewayError) {
+      // A target without a usable provider fails like an invalid configuration: no retry.
+      ctx.fail('invalid_config', c.target.message);
+      if (index + 1 < list.length) {
+        emitFailedAttempt(ctx, deps.usage, c, { errorClass: 'invalid_config', status: undefined, retryAfterMs: undefined, error: c.target });
+        index++;
+        ctx.fallbacks++;
+        retriesUsed = 0;
+        previous = 'fallback';
+        continue;
+      }
+      throw c.target;
+    }
+    const target = c.target;
+    ctx.modelId = target.entry.id;
+    ctx.provider = target.entry.provider;
+    ctx.upstreamModel = target.upstreamModel;
+    if (resolved.entry.kind === 'group') ctx.res.setHeader(SERVED_BY_HEADER, c.name);
+    health.start(c.key);
+    const startedAt = performance.now();
+    let result;
+    try {
+      result = await attempt(ctx, call, target, deps.settings);
+    } finally {
+      health.finish(c.key);
+    }
+    if (result.ok) {
+      health.recordSuccess(c.key, performance.now() - startedAt);
+      return;
+    }
+    const f = result.failure;
+    health.recordFailure(c.key, f, c.cooldown);
+    const decision: Decision = ctx.clientDisconnected
+      ? 'stop'
+      : decideNext(f, retry, { targetRetries: c.retries, retriesUsed, fallbacksUsed: ctx.fallbacks, hasNextTarget: index + 1 < list.length });
+    if (decision === 'stop') {
+      if (resolved.entry.kind === 'group') ctx.res.removeHeader(SERVED_BY_HEADER);
+      ctx.fail(f.errorClass, f.status !== undefined ? `upstream returned ${f.status}` : f.error.message);
+      throw f.error;
+    }
+    emitFailedAttempt(ctx, deps.usage, c, f);
+    if (decision === 'retry_same') {
+      retriesUsed++;
+      const delay = backoffDelayMs(retriesUsed, f.retryAfterMs, Math.random);
+      if (!(await waitUnlessGone(ctx, delay))) return;
+    } else {
+      index++;
+      ctx.fallbacks++;
+      retriesUsed = 0;
+    }
+    previous = decision;
   }
-  const target = directTarget(call, resolved);
-  const result = await attempt(ctx, call, target, settings);
-  if (result.ok) return;
-  const f = result.failure;
-  ctx.fail(f.errorClass, f.status !== undefined ? `upstream returned ${f.status}` : f.error.message);
-  throw f.error;
+}
+
+/** Wait before a retry; false when the caller left meanwhile (nothing more to do). */
+async function waitUnlessGone(ctx: RequestContext, ms: number): Promise<boolean> {
+  if (ms <= 0) return !ctx.clientDisconnected;
+  const ac = new AbortController();
+  const off = ctx.onCancel(() => ac.abort());
+  try {
+    await sleep(ms, undefined, { signal: ac.signal });
+  } catch {
+    ctx.fail('client_disconnected', 'client disconnected while the gateway waited to retry');
+    return false;
+  } finally {
+    off();
+  }
+  return true;
+}
+
+/** A failed attempt's own row: zero tokens, unbilled, with its kind and error (spec 2 §4.3 rule 5). */
+function emitFailedAttempt(ctx: RequestContext, usage: UsageSink, c: Candidate, f: AttemptFailure): void {
+  usage.emit(
+    usageEventFrom(ctx, {
+      modelId: c.key,
+      status: f.status !== undefined && f.status >= 400 && f.status < 500 ? f.status : f.error.status,
+      errorClass: f.errorClass,
+      errorMessage: f.status !== undefined ? `upstream returned ${f.status}` : f.error.message,
+      billable: false,
+    }),
+  );
 }

@@ -8,6 +8,7 @@ import { authenticate, currentSnapshot, resolveModel } from '../phases.ts';
 import type { ProxyOptions } from '../proxy.ts';
 
 export async function chatCompletions(ctx: RequestContext, options: ProxyOptions): Promise<void> {
+  ctx.operation = 'chat';
   const snapshot = currentSnapshot(options.snapshots);
   const key = authenticate(ctx, snapshot);
   const request = parseChatRequest(await readBody(ctx, options.bodyLimitBytes));
@@ -20,5 +21,5 @@ export async function chatCompletions(ctx: RequestContext, options: ProxyOptions
     alias: request.model,
     stream: ctx.stream,
     wantUsage: request.stream_options?.include_usage === true,
-  }, resolved, options.upstream);
+  }, resolved, { snapshot, settings: options.upstream, health: options.health, usage: options.usage });
 }

@@ -2,11 +2,13 @@
 // an adapter registered under its provider label, then the OpenAI-compatible family when the key
 // has its own api_base.
 import type { Adapter } from './contract.ts';
+import { anthropicAdapter } from './anthropic/index.ts';
 import { mockAdapter } from './mock/index.ts';
 import { openaiAdapter } from './openai/index.ts';
 
 const adapters = new Map<string, Adapter>([
   [openaiAdapter.id, openaiAdapter],
+  [anthropicAdapter.id, anthropicAdapter],
   [mockAdapter.id, mockAdapter],
 ]);
 

@@ -1,0 +1,102 @@
+// Model groups compiled for dispatch: a group's targets resolved to direct models (nested groups
+// flattened), each with its retry count, cooldown policy and timeouts, and the group's selection
+// state. Compiled lazily, once per group entry of a snapshot (entries are per snapshot).
+import type { ModelEntry, Snapshot } from '../../snapshot/snapshot.ts';
+import type { RoutingModelDoc } from '../../resources/model.ts';
+import { cooldownPolicy, type CooldownPolicy } from './health.ts';
+import { retrySettings, type RetrySettings } from './retry-policy.ts';
+import { GroupState, type SelectTarget, type Strategy } from './select.ts';
+
+export interface GroupTarget extends SelectTarget {
+  readonly entry: ModelEntry;
+  /** The target model's own `retries`. */
+  readonly retries: number | undefined;
+  readonly cooldown: CooldownPolicy;
+  readonly timeoutMs: number | undefined;
+  readonly streamTimeoutMs: number | undefined;
+}
+
+export interface GroupPlan {
+  readonly state: GroupState<GroupTarget>;
+  readonly retry: RetrySettings;
+}
+
+const plans = new WeakMap<ModelEntry, GroupPlan>();
+const directPolicies = new WeakMap<ModelEntry, CooldownPolicy>();
+
+/** The cooldown policy of a direct model (defaults when it has no `cooldown` block). */
+export function directCooldown(entry: ModelEntry): CooldownPolicy {
+  let p = directPolicies.get(entry);
+  if (p === undefined) {
+    p = cooldownPolicy('cooldown' in entry.doc ? entry.doc.cooldown : undefined);
+    directPolicies.set(entry, p);
+  }
+  return p;
+}
+
+function directRetries(entry: ModelEntry): number | undefined {
+  return 'retries' in entry.doc ? entry.doc.retries : undefined;
+}
+
+function costPer1k(entry: ModelEntry): number | undefined {
+  const cost = 'cost' in entry.doc ? entry.doc.cost : undefined;
+  if (cost === undefined || (cost.input_per_1k === undefined && cost.output_per_1k === undefined)) return undefined;
+  return (cost.input_per_1k ?? 0) + (cost.output_per_1k ?? 0);
+}
+
+/**
+ * Direct targets of a group in file order. A target that is itself a group contributes its own
+ * direct targets in its place, with the outer target's priority and its own weights; the loader
+ * rejects cycles, `seen` only guards against a malformed snapshot.
+ */
+function flatten(snapshot: Snapshot, group: ModelEntry, deploymentRetries: number, outer: { timeoutMs?: number; streamTimeoutMs?: number }, priority: number | undefined, seen: Set<string>, out: GroupTarget[]): void {
+  if (seen.has(group.id)) return;
+  seen.add(group.id);
+  const doc = group.doc as RoutingModelDoc;
+  for (const t of doc.routing.targets) {
+    const resolved = snapshot.resolveModel(t.model);
+    if (resolved === undefined) continue;
+    const entry = resolved.entry;
+    const p = priority ?? t.priority ?? 0;
+    const timeouts = { timeoutMs: group.timeoutMs ?? outer.timeoutMs, streamTimeoutMs: group.streamTimeoutMs ?? outer.streamTimeoutMs };
+    if (entry.kind === 'group') {
+      flatten(snapshot, entry, deploymentRetries, timeouts, p, seen, out);
+      continue;
+    }
+    if (out.some((x) => x.key === entry.id)) continue;
+    out.push({
+      key: entry.id,
+      name: entry.name,
+      weight: t.weight ?? 1,
+      priority: p,
+      costPer1k: costPer1k(entry),
+      entry,
+      retries: directRetries(entry),
+      cooldown: directCooldown(entry),
+      timeoutMs: entry.timeoutMs ?? timeouts.timeoutMs,
+      streamTimeoutMs: entry.streamTimeoutMs ?? timeouts.streamTimeoutMs,
+    });
+  }
+}
+
+export function groupPlan(snapshot: Snapshot, group: ModelEntry, deploymentRetries: number): GroupPlan {
+  let plan = plans.get(group);
+  if (plan === undefined) {
+    const doc = group.doc as RoutingModelDoc;
+    const targets: GroupTarget[] = [];
+    flatten(snapshot, group, deploymentRetries, {}, undefined, new Set(), targets);
+    plan = {
+      state: new GroupState<GroupTarget>({
+        strategy: (doc.routing.strategy ?? 'failover') as Strategy,
+        targets,
+        hashOn: doc.routing.hash_on,
+        whenAllUnavailable: doc.routing.when_all_unavailable ?? 'fail',
+      }),
+      retry: retrySettings(doc.routing, deploymentRetries),
+    };
+    plans.set(group, plan);
+  }
+  return plan;
+}
+
+export { directRetries };
