@@ -124,6 +124,7 @@ upstream:
   timeout_ms: 0
   stream_timeout_ms: 120000
   connect_timeout_ms: 250
+  retries: 4
 shutdown:
   min_drain_secs: 5
   drain_timeout_secs: 0
@@ -143,7 +144,7 @@ shutdown:
         access_log: false,
         metrics: { prometheus: { enabled: false, path: '/internal/metrics', addr: '0.0.0.0:9091' } },
       },
-      upstream: { timeout_ms: 0, stream_timeout_ms: 120000, connect_timeout_ms: 250 },
+      upstream: { timeout_ms: 0, stream_timeout_ms: 120000, connect_timeout_ms: 250, retries: 4 },
       shutdown: { min_drain_secs: 5, drain_timeout_secs: 0 },
     });
   });
@@ -216,7 +217,7 @@ observability:
       port: 9090
     otlp: {}
 upstream:
-  retries: 2
+  retry: 2
 shutdown:
   grace: 1
 `),
@@ -227,7 +228,7 @@ shutdown:
         'admin.keys: unknown key',
         'observability.metrics.prometheus.port: unknown key',
         'observability.metrics.otlp: unknown key',
-        'upstream.retries: unknown key',
+        'upstream.retry: unknown key',
         'shutdown.grace: unknown key',
       ],
     );
