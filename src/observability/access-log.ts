@@ -49,6 +49,8 @@ export function reportRequest(ctx: RequestContext, sinks: FinalizeSinks): void {
     provider: ctx.provider,
     upstream_model: ctx.upstreamModel,
     stream: ctx.stream,
+    attempts: ctx.attempts,
+    fallbacks: ctx.fallbacks,
     prompt_tokens: usage?.promptTokens,
     completion_tokens: usage?.completionTokens,
     total_tokens: usage?.totalTokens,
