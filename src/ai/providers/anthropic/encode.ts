@@ -11,6 +11,7 @@
 //   not sent: Anthropic answers unknown fields with a 400.
 import { GatewayError } from '../../../lib/errors.ts';
 import type { AdapterTarget } from '../contract.ts';
+import { applyParamRenames } from '../param-renames.ts';
 
 type Json = Record<string, unknown>;
 
@@ -337,14 +338,3 @@ function lastAssistantUsedTools(turns: Turn[]): boolean {
   return false;
 }
 
-/** The provider key's `request.param_renames`: the last word over the adapter's own field names. */
-export function applyParamRenames(body: Record<string, unknown>, renames: Readonly<Record<string, string>> | undefined): Record<string, unknown> {
-  if (renames === undefined) return body;
-  for (const [from, to] of Object.entries(renames)) {
-    if (from in body && from !== to) {
-      body[to] = body[from];
-      delete body[from];
-    }
-  }
-  return body;
-}

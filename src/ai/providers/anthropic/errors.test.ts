@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyAnthropicError, parseRetryAfter } from './errors.ts';
+import { classifyAnthropicError } from './errors.ts';
+import { parseRetryAfter } from '../../../lib/http-headers.ts';
 import { anthropicAdapter } from './index.ts';
 
 const envelope = (type: string, message: string): string => JSON.stringify({ type: 'error', error: { type, message }, request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy' });

@@ -2,6 +2,7 @@
 // `{type:"error", error:{type, message}}`; overload (529 `overloaded_error`) and every 5xx retry.
 import { readAnthropicError } from '../../protocols/anthropic-messages.ts';
 import type { ClassifiedError } from '../contract.ts';
+import { headerValue, parseRetryAfter } from '../../../lib/http-headers.ts';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -10,20 +11,6 @@ type Headers = Readonly<Record<string, string | string[] | undefined>>;
  * content filtering policy"); Anthropic has no dedicated error type for it.
  */
 const CONTENT_POLICY = /content (?:filtering )?policy/i;
-
-function header(headers: Headers, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-/** Retry-After as seconds or an HTTP date, in ms. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const secs = Number(value);
-  if (Number.isFinite(secs)) return secs >= 0 ? Math.round(secs * 1000) : undefined;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
 
 export function classifyAnthropicError(status: number, body: string, headers: Headers): ClassifiedError {
   const fields = readAnthropicError(body);
@@ -38,7 +25,7 @@ export function classifyAnthropicError(status: number, body: string, headers: He
   return {
     errorClass,
     retryable,
-    retryAfterMs: parseRetryAfter(header(headers, 'retry-after')),
+    retryAfterMs: parseRetryAfter(headerValue(headers, 'retry-after')),
     message: fields?.message,
     type: fields?.type,
     code: null,

@@ -3,7 +3,8 @@
 // decode.ts, stream.ts).
 import type { Adapter, AdapterTarget, EndpointSpec, Operation, ProviderKeyView, Translator } from '../contract.ts';
 import { decodeAnthropicResponse } from './decode.ts';
-import { applyParamRenames, encodeAnthropicRequest } from './encode.ts';
+import { encodeAnthropicRequest } from './encode.ts';
+import { applyParamRenames } from '../param-renames.ts';
 import { classifyAnthropicError } from './errors.ts';
 import { AnthropicStreamDecoder } from './stream.ts';
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isReasoningModel, normalizeOpenAIBase, openaiAdapter, parseRetryAfter } from './index.ts';
+import { isReasoningModel, normalizeOpenAIBase, openaiAdapter } from './index.ts';
+import { parseRetryAfter } from '../../../lib/http-headers.ts';
 import type { ProviderKeyView } from '../contract.ts';
 
 const key = (over: Partial<ProviderKeyView> = {}): ProviderKeyView => ({

@@ -2,6 +2,8 @@
 // Completions wire format at its own `api_base` (an OpenAI-compatible vendor is configuration).
 import { readOpenAIError } from '../../protocols/openai-chat.ts';
 import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation, ProviderKeyView } from '../contract.ts';
+import { headerValue, parseRetryAfter } from '../../../lib/http-headers.ts';
+import { applyParamRenames } from '../param-renames.ts';
 
 export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1';
 
@@ -61,30 +63,7 @@ function prepareRequest(_operation: Operation, body: Record<string, unknown>, ta
     const so = out.stream_options as Record<string, unknown> | undefined;
     if (so === undefined || so.include_usage === undefined) out.stream_options = { ...so, include_usage: true };
   }
-  const renames = target.key.paramRenames;
-  if (renames !== undefined) {
-    for (const [from, to] of Object.entries(renames)) {
-      if (from in out && from !== to) {
-        out[to] = out[from];
-        delete out[from];
-      }
-    }
-  }
-  return out;
-}
-
-function header(headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-/** Retry-After as seconds or an HTTP date, in ms. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const secs = Number(value);
-  if (Number.isFinite(secs)) return secs >= 0 ? Math.round(secs * 1000) : undefined;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+  return applyParamRenames(out, target.key.paramRenames);
 }
 
 function classifyError(
@@ -102,7 +81,7 @@ function classifyError(
   return {
     errorClass,
     retryable: status >= 500 || status === 408,
-    retryAfterMs: parseRetryAfter(header(headers, 'retry-after')),
+    retryAfterMs: parseRetryAfter(headerValue(headers, 'retry-after')),
     message: fields?.message,
     type: fields?.type,
     code: fields?.code,
