@@ -31,13 +31,15 @@ interface Candidate {
   readonly cooldown: CooldownPolicy;
 }
 
-function candidate(call: CallerRequest, entry: GroupTarget['entry'], upstreamModel: string, retries: number | undefined, cooldown: CooldownPolicy, timeoutMs: number | undefined, streamTimeoutMs: number | undefined): Candidate {
-  const pk = entry.providerKey;
+type CandidateSpec = Pick<GroupTarget, 'entry' | 'upstreamModel' | 'key' | 'retries' | 'cooldown' | 'timeoutMs' | 'streamTimeoutMs'>;
+
+function candidate(call: CallerRequest, t: CandidateSpec): Candidate {
+  const pk = t.entry.providerKey;
   const target: Target | GatewayError =
     pk === undefined || pk.adapter === undefined
       ? new GatewayError('provider_unavailable', `model '${call.alias}' has no usable provider: ${pk?.unavailable ?? 'provider key missing'}`)
-      : { entry, providerKey: pk, adapter: pk.adapter, upstreamModel, timeoutMs, streamTimeoutMs };
-  return { target, key: entry.id, name: entry.name, retries, cooldown };
+      : { entry: t.entry, providerKey: pk, adapter: pk.adapter, upstreamModel: t.upstreamModel, timeoutMs: t.timeoutMs, streamTimeoutMs: t.streamTimeoutMs };
+  return { target, key: t.key, name: t.entry.name, retries: t.retries, cooldown: t.cooldown };
 }
 
 function hashSources(ctx: RequestContext): HashSources {
@@ -65,7 +67,17 @@ function candidates(ctx: RequestContext, call: CallerRequest, resolved: Resolved
   const entry = resolved.entry;
   if (entry.kind === 'direct') {
     return {
-      list: [candidate(call, entry, resolved.upstreamModel, directRetries(entry), directCooldown(entry), entry.timeoutMs, entry.streamTimeoutMs)],
+      list: [
+        candidate(call, {
+          entry,
+          upstreamModel: resolved.upstreamModel,
+          key: entry.id,
+          retries: directRetries(entry),
+          cooldown: directCooldown(entry),
+          timeoutMs: entry.timeoutMs,
+          streamTimeoutMs: entry.streamTimeoutMs,
+        }),
+      ],
       retry: retrySettings(undefined, deps.settings.retries),
     };
   }
@@ -76,7 +88,7 @@ function candidates(ctx: RequestContext, call: CallerRequest, resolved: Resolved
       headers: { 'retry-after': String(ALL_UNAVAILABLE_RETRY_AFTER_S) },
     });
   }
-  const list = selection.targets.map((t) => candidate(call, t.entry, t.entry.modelName ?? t.entry.name, t.retries, t.cooldown, t.timeoutMs, t.streamTimeoutMs));
+  const list = selection.targets.map((t) => candidate(call, t));
   return { list, retry: plan.retry };
 }
 

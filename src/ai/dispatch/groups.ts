@@ -9,6 +9,8 @@ import { GroupState, type SelectTarget, type Strategy } from './select.ts';
 
 export interface GroupTarget extends SelectTarget {
   readonly entry: ModelEntry;
+  /** The upstream model name (a wildcard target's capture filled in). */
+  readonly upstreamModel: string;
   /** The target model's own `retries`. */
   readonly retries: number | undefined;
   readonly cooldown: CooldownPolicy;
@@ -63,9 +65,12 @@ function flatten(snapshot: Snapshot, group: ModelEntry, deploymentRetries: numbe
       flatten(snapshot, entry, deploymentRetries, timeouts, p, seen, out);
       continue;
     }
-    if (out.some((x) => x.key === entry.id)) continue;
+    // A wildcard model can serve several targets under different names: one health key each.
+    const key = entry.glob.wildcard ? `${entry.id}#${resolved.upstreamModel}` : entry.id;
+    if (out.some((x) => x.key === key)) continue;
     out.push({
-      key: entry.id,
+      key,
+      upstreamModel: resolved.upstreamModel,
       name: entry.name,
       weight: t.weight ?? 1,
       priority: p,
