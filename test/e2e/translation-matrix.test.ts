@@ -278,8 +278,11 @@ for (const caller of CALLERS) {
 
       for (const [status, type, expectStatus] of [
         [400, 'invalid_request_error', 400],
+        [401, 'authentication_error', 401],
+        [404, 'not_found_error', 404],
         [429, 'rate_limit_error', 429],
         [500, 'api_error', 502],
+        [529, 'overloaded_error', 502],
       ] as const) {
         it(`upstream ${status} reaches the caller as ${expectStatus} in its envelope`, async () => {
           mock.setFallback(errorReplyFor(status, type, `upstream says ${status}`, status === 429 ? { 'retry-after': '7' } : undefined));
@@ -327,6 +330,65 @@ for (const caller of CALLERS) {
     });
   }
 }
+
+describe('delivery rules on the translated path', () => {
+  it('reasoning_effort becomes a thinking budget, with max_tokens = budget + 4096 when the caller set none', async () => {
+    mock.setFallback(replyFor(TEXT_TURN));
+    await openai.chat.completions.create({ model: 'm-anthropic', messages: [{ role: 'user', content: 'think hard' }], reasoning_effort: 'high' } as any);
+    const body = mock.requests.at(-1)!.json;
+    assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 4096 });
+    assert.equal(body.max_tokens, 8192);
+    assert.equal(body.reasoning_effort, undefined);
+  });
+
+  it('a caller max_tokens is kept and caps the budget; at 1024 or less thinking stays off', async () => {
+    mock.setFallback(replyFor(TEXT_TURN));
+    await openai.chat.completions.create({ model: 'm-anthropic', messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'high', max_tokens: 2000 } as any);
+    let body = mock.requests.at(-1)!.json;
+    assert.equal(body.max_tokens, 2000);
+    assert.deepEqual(body.thinking, { type: 'enabled', budget_tokens: 1999 });
+    await openai.chat.completions.create({ model: 'm-anthropic', messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'low', max_tokens: 1024 } as any);
+    body = mock.requests.at(-1)!.json;
+    assert.equal(body.thinking, undefined);
+  });
+
+  it('developer messages move to the top-level system field from anywhere in the conversation', async () => {
+    mock.setFallback(replyFor(TEXT_TURN));
+    await openai.chat.completions.create({
+      model: 'm-anthropic',
+      messages: [
+        { role: 'system', content: 'S1' },
+        { role: 'user', content: 'u1' },
+        { role: 'assistant', content: 'a1' },
+        { role: 'developer', content: 'D-late' },
+        { role: 'user', content: 'u2' },
+      ],
+    });
+    const body = mock.requests.at(-1)!.json;
+    const system = typeof body.system === 'string' ? body.system : body.system.map((b: any) => b.text).join('\n\n');
+    assert.equal(system, 'S1\n\nD-late');
+    assert.deepEqual(body.messages.map((m: any) => m.role), ['user', 'assistant', 'user']);
+  });
+
+  it('a mid-stream Anthropic error event reaches an OpenAI caller as an error event, without [DONE]', async () => {
+    const frames = [
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-up","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}\n\n',
+      'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n',
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial"}}\n\n',
+      'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+    ];
+    mock.setFallback({ sse: frames, done: false });
+    const res = await fetch(`${gw.proxyUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}` },
+      body: JSON.stringify({ model: 'm-anthropic', messages: [{ role: 'user', content: 'go' }], stream: true }),
+    });
+    const text = await res.text();
+    assert.match(text, /partial/);
+    assert.match(text, /event: error\ndata: .*Overloaded/);
+    assert.doesNotMatch(text, /\[DONE\]/);
+  });
+});
 
 describe('count_tokens', () => {
   it('is served natively by messages-family targets', async () => {
