@@ -88,6 +88,30 @@ test('target_url: absolute http(s) URL without a fragment; a query is allowed', 
   routeErrors({ ...base, target_url: 'https://' })(['.target_url: must be an absolute http(s) URL']);
   routeErrors({ ...base, target_url: 'https://x.example.com/v1#frag' })(['.target_url: must not have a fragment']);
   expectOk(load({ ...base, target_url: 'http://10.0.0.1:8080/base?api-version=1' }));
+  routeErrors({ ...base, target_url: 'https://user:secret@x.example.com/v1' })(['.target_url: must not embed credentials (user:password@); use a provider key']);
+});
+
+test('auth_header_name and identity_header cannot be hop-by-hop or transport headers', () => {
+  routeErrors({ ...base, auth_mode: 'header_key', auth_header_name: 'host', credential_mode: 'forward_client', provider_key: undefined })([
+    '.auth_header_name: cannot be a hop-by-hop or transport header',
+  ]);
+  routeErrors({ ...base, identity_header: 'connection' })(['.identity_header: cannot be a hop-by-hop or transport header']);
+});
+
+test('allowed_routes: exact entries must name a route of the file; wildcards are not checked', () => {
+  const key = (routes: string[]) => ({ ...ANON, display_name: 'caller', key_hash: createHash('sha256').update('c').digest('hex'), allowed_routes: routes });
+  expectOk(loadObj({ provider_keys: [PK], api_keys: [key(['r', 'team-*', '*'])], passthrough_routes: [base] }));
+  assertErrors(loadObj({ provider_keys: [PK], api_keys: [key(['ghost'])], passthrough_routes: [base] }), [
+    'api_keys[0] ("caller").allowed_routes[0]: unknown pass-through route "ghost"',
+  ]);
+});
+
+test('provider_key and anonymous_key resolve by display name or explicit derived id', () => {
+  const byId = expectOk(load({ ...base, provider_key: undefined, provider_key_id: deriveId('provider_keys', 'pk') })).passthrough_routes[0];
+  assert.equal(byId.provider_key_id, deriveId('provider_keys', 'pk'));
+  routeErrors({ ...base, provider_key: undefined, provider_key_id: 'not-an-id' })([
+    '.provider_key_id: no provider key in this file has id "not-an-id" (ids are derived; reference it by name instead)',
+  ]);
 });
 
 test('auth_header_name is required for and only allowed with header_key; lowercase; not a credential header', () => {

@@ -66,11 +66,18 @@ function checkTargetUrl(target: string, report: Report): void {
     return;
   }
   if (url.hash || target.includes('#')) report(['target_url'], 'must not have a fragment');
+  // Credentials belong in a provider key, where they are injected and never logged.
+  if (url.username !== '' || url.password !== '') report(['target_url'], 'must not embed credentials (user:password@); use a provider key');
 }
+
+/** Headers the gateway never relays: they cannot carry a gateway key or an identity. */
+const TRANSPORT_HEADERS = ['host', 'content-length', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
 
 function checkHeaderSlot(field: 'auth_header_name' | 'identity_header', value: string, report: Report): void {
   if ((CREDENTIAL_HEADERS as readonly string[]).includes(value)) {
     report([field], `cannot be a credential header (${CREDENTIAL_HEADERS.join(', ')})`);
+  } else if (TRANSPORT_HEADERS.includes(value)) {
+    report([field], 'cannot be a hop-by-hop or transport header');
   }
 }
 

@@ -1,0 +1,173 @@
+// The state of one pass-through request from match to finalize, and its finalize step: the
+// usage event (exactly one per request, emitted once the response is closed and any side
+// decoding of the body has finished) and the release of what admit checks hold.
+import type { RequestContext } from '../http/context.ts';
+import { sendBody } from '../http/respond.ts';
+import type { UsageSink } from '../observability/usage-events.ts';
+import type { ApiKeyEntry } from '../snapshot/snapshot.ts';
+import type { CompiledRoute } from './compile-routes.ts';
+import { errorEnvelope, type PassthroughError } from './errors.ts';
+import type { FinalOutcome, ResponseFailure } from './hooks.ts';
+import type { RequestShape } from './request-shape.ts';
+import type { EventStreamTap } from './stream-tap.ts';
+import type { TokenCounts } from './token-counts.ts';
+import { passthroughUsageEvent } from './usage-event.ts';
+
+export class PassthroughExchange {
+  readonly ctx: RequestContext;
+  readonly route: CompiledRoute;
+  /** The normalized inbound host the request matched with ('' when none). */
+  readonly host: string;
+  private readonly usage: UsageSink;
+
+  key: ApiKeyEntry | undefined = undefined;
+  shape: RequestShape = 'opaque';
+  requestedModel = '';
+  clientIdentity: string | null = null;
+  /** A valid inbound W3C trace id, consumed for the gateway's own trace. */
+  traceId: string | undefined = undefined;
+  dispatched = false;
+  stream = false;
+  tokens: TokenCounts | undefined = undefined;
+  /** The event-stream tap, whose in-band error decides the recorded status. */
+  tap: EventStreamTap | undefined = undefined;
+  ttftMs: number | undefined = undefined;
+
+  /** The recorded status when it is not the one sent (a stream or body the gateway had to end). */
+  private endStatus: number | undefined = undefined;
+  private errorClass: string | null = null;
+  private errorMessage: string | null = null;
+  private readonly pending: Promise<void>[] = [];
+  private readonly releases: Array<(outcome: FinalOutcome) => void> = [];
+  private finalized = false;
+  private endHandler: ((failure: ResponseFailure) => void) | undefined = undefined;
+  private pendingEnd: ResponseFailure | undefined = undefined;
+
+  constructor(ctx: RequestContext, route: CompiledRoute, host: string, usage: UsageSink) {
+    this.ctx = ctx;
+    this.route = route;
+    this.host = host;
+    this.usage = usage;
+  }
+
+  /** The first failure names the request's error (usage error_class, access-log error_kind). */
+  fail(errorClass: string, message: string): void {
+    if (this.errorClass === null) {
+      this.errorClass = errorClass;
+      this.errorMessage = message;
+    }
+    this.ctx.fail(errorClass, message);
+  }
+
+  /** A stream or body ended by the gateway after its head: record `status`, not the one sent. */
+  record(status: number, errorClass: string, message: string): void {
+    this.endStatus ??= status;
+    this.fail(errorClass, message);
+  }
+
+  /** Answer with an error envelope (nothing has been sent yet). */
+  answerError(e: PassthroughError, errorClass: string = e.code): void {
+    this.fail(errorClass, e.message);
+    if (this.ctx.clientDisconnected) return;
+    sendBody(this.ctx, e.status, errorEnvelope(e), 'application/json', e.headers);
+  }
+
+  setTokens(tokens: TokenCounts | undefined): void {
+    this.tokens = tokens;
+    if (tokens === undefined) return;
+    this.ctx.usage = {
+      promptTokens: tokens.prompt,
+      completionTokens: tokens.completion,
+      totalTokens: tokens.total,
+      cachedTokens: tokens.cached,
+      cacheCreationTokens: tokens.cacheCreation,
+      reasoningTokens: tokens.reasoning,
+    };
+  }
+
+  /** Finalize waits for `work` (side decoding of the body) before emitting. */
+  waitFor(work: Promise<void>): void {
+    this.pending.push(work);
+  }
+
+  /** Called once when the request ends; at once if it already has. */
+  onFinal(release: (outcome: FinalOutcome) => void): void {
+    if (this.finalized) release(this.outcome());
+    else this.releases.push(release);
+  }
+
+  /** The relay running this request's response installs how to end it from outside. */
+  setEndHandler(handler: ((failure: ResponseFailure) => void) | undefined): void {
+    this.endHandler = handler;
+    const early = this.pendingEnd;
+    if (handler !== undefined && early !== undefined) {
+      this.pendingEnd = undefined;
+      handler(early);
+    }
+  }
+
+  /** End the response from outside (an admit check's reservation was lost). */
+  end(failure: ResponseFailure): void {
+    if (this.finalized) return;
+    if (this.endHandler !== undefined) this.endHandler(failure);
+    else this.pendingEnd ??= failure;
+  }
+
+  /** A failure handed to `end` before the relay started. */
+  takePendingEnd(): ResponseFailure | undefined {
+    const f = this.pendingEnd;
+    this.pendingEnd = undefined;
+    return f;
+  }
+
+  private recordedStatus(): number {
+    if (this.endStatus !== undefined) return this.endStatus;
+    const inBand = this.tap?.inBandError;
+    if (inBand !== undefined) return inBand.status;
+    return this.ctx.status === 0 ? 499 : this.ctx.status;
+  }
+
+  private outcome(): FinalOutcome {
+    return { status: this.recordedStatus(), stream: this.stream, tokens: this.tokens };
+  }
+
+  /** The response is closed: release holds and emit the usage event (exactly once). */
+  finalize(): void {
+    if (this.finalized) return;
+    this.finalized = true;
+    this.endHandler = undefined;
+    if (this.ctx.clientDisconnected) this.record(499, 'client_disconnected', 'client disconnected before the response finished');
+    const emit = (): void => {
+      const inBand = this.tap?.inBandError;
+      if (inBand !== undefined && this.endStatus === undefined) this.fail('upstream_in_band', inBand.message);
+      const outcome = this.outcome();
+      for (const release of this.releases) {
+        try {
+          release(outcome);
+        } catch {
+          // A failing release must not cost the usage event.
+        }
+      }
+      const credential = this.route.credential;
+      this.usage.emit(passthroughUsageEvent({
+        requestId: this.ctx.requestId,
+        routeName: this.route.name,
+        requestedModel: this.requestedModel,
+        provider: credential.mode === 'inject' ? credential.provider : null,
+        providerKeyId: credential.mode === 'inject' ? credential.providerKeyId : null,
+        apiKeyId: this.key?.id ?? null,
+        status: outcome.status,
+        errorClass: this.errorClass,
+        errorMessage: this.errorMessage,
+        dispatched: this.dispatched,
+        stream: this.stream,
+        tokens: this.tokens,
+        latencyMs: this.ctx.elapsedMs(),
+        ttftMs: this.ttftMs,
+        clientIdentity: this.clientIdentity,
+      }, new Date()), this.ctx.req);
+    };
+    if (this.pending.length === 0) emit();
+    else void Promise.all(this.pending).then(emit, emit);
+  }
+}

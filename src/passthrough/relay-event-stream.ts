@@ -1,0 +1,152 @@
+// Relaying an upstream event stream: the upstream's bytes go to the caller as they arrive (no
+// re-framing), a copy feeds the usage tap. The head is sent with the first upstream chunk, so a
+// stall or break before any data is still an ordinary error response (ADR 0003). The timeout
+// bounds the wait for the first chunk and every gap after it, not the stream's lifetime, and is
+// suspended while the caller is the slow side.
+//
+// How the stream ends (spec 3 §3): delivered whole, recorded with the upstream status (or the
+// status of an in-band error: its own 4xx, else 502); the caller leaving, 499; an upstream
+// break, 502; a read timeout, 504. A break or timeout after the head ends the stream with an
+// `event: error` frame in the gateway envelope; the HTTP status is already on the wire.
+import type { IncomingMessage } from 'node:http';
+import { endStream, writeChunk } from '../http/respond.ts';
+import { errorFrame, passthroughError } from './errors.ts';
+import type { PassthroughExchange } from './exchange.ts';
+import type { ResponseFailure, ResponseFilter } from './hooks.ts';
+import { relayedResponseHeaders } from './response-headers.ts';
+import { EventStreamTap } from './stream-tap.ts';
+import { createTapDecoder } from './tap-decoder.ts';
+
+export function isEventStream(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  return contentType.trimStart().slice(0, 17).toLowerCase() === 'text/event-stream';
+}
+
+export function relayEventStream(
+  x: PassthroughExchange,
+  response: IncomingMessage,
+  idleMs: number,
+  filters: readonly ResponseFilter[],
+): Promise<void> {
+  const ctx = x.ctx;
+  const status = response.statusCode ?? 502;
+  const tap = new EventStreamTap(x.shape);
+  x.tap = tap;
+  x.stream = true;
+  ctx.stream = true;
+  const decoder = createTapDecoder(response.headers['content-encoding'], (chunk) => tap.push(chunk));
+  const headers = relayedResponseHeaders(response.rawHeaders, ctx.requestId, { dropContentLength: true });
+
+  return new Promise<void>((resolve) => {
+    let started = false;
+    let finished = false;
+    let timer: NodeJS.Timeout | undefined;
+
+    const start = (): void => {
+      started = true;
+      ctx.status = status;
+      ctx.res.writeHead(status, headers);
+      ctx.res.flushHeaders();
+    };
+    const settleTap = (): void => {
+      if (decoder === undefined) return;
+      if (decoder.sync) {
+        tap.end();
+        x.setTokens(tap.usage);
+        return;
+      }
+      x.waitFor(decoder.end().then(() => {
+        tap.end();
+        x.setTokens(tap.usage);
+      }));
+    };
+    const stop = (): void => {
+      finished = true;
+      if (timer !== undefined) clearTimeout(timer);
+      unsubscribe();
+      x.setEndHandler(undefined);
+    };
+    const endWith = (failure: ResponseFailure): void => {
+      if (finished) return;
+      stop();
+      response.destroy();
+      settleTap();
+      const e = failure.error;
+      if (!started) {
+        x.answerError(e, failure.errorClass);
+      } else {
+        x.record(e.status, failure.errorClass, e.message);
+        ctx.status = e.status;
+        writeChunk(ctx, errorFrame(e));
+        endStream(ctx);
+      }
+      resolve();
+    };
+    const arm = (): void => {
+      if (idleMs <= 0) return;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = setTimeout(() => {
+        endWith({ error: passthroughError('upstream_timeout', `upstream stream timed out after ${idleMs}ms without data`), errorClass: 'timeout' });
+      }, idleMs);
+    };
+    const unsubscribe = ctx.onCancel(() => {
+      if (finished) return;
+      stop();
+      response.destroy();
+      settleTap();
+      x.record(499, 'client_disconnected', 'client disconnected mid-stream');
+      resolve();
+    });
+    const broke = (): void => {
+      endWith({ error: passthroughError('upstream_transport', 'upstream connection broke mid-stream'), errorClass: 'transport' });
+    };
+
+    response.on('data', (chunk: Buffer) => {
+      if (finished) return;
+      if (!started) {
+        x.ttftMs = ctx.elapsedMs();
+        ctx.upstreamFirstByteMs = x.ttftMs;
+        start();
+      }
+      for (const f of filters) {
+        const refused = f.chunk?.(chunk);
+        if (refused !== undefined) {
+          endWith(refused);
+          return;
+        }
+      }
+      decoder?.write(chunk);
+      if (!writeChunk(ctx, chunk)) {
+        response.pause();
+        if (timer !== undefined) clearTimeout(timer);
+        ctx.res.once('drain', () => {
+          if (finished) return;
+          arm();
+          response.resume();
+        });
+        return;
+      }
+      arm();
+    });
+    response.once('end', () => {
+      if (finished) return;
+      stop();
+      if (!started) start();
+      settleTap();
+      const inBand = tap.inBandError;
+      if (inBand !== undefined) {
+        ctx.status = inBand.status;
+        x.fail('upstream_in_band', inBand.message);
+      }
+      endStream(ctx);
+      resolve();
+    });
+    response.once('error', broke);
+    response.once('aborted', broke);
+    response.once('close', () => {
+      if (!response.complete) broke();
+    });
+    x.setEndHandler(endWith);
+    arm();
+  });
+}

@@ -1,0 +1,62 @@
+// Request shape detection (spec 3 §6), for extraction only: the body is relayed unchanged.
+// In order: `messages` (chat or messages-style), `input` as string or array (responses),
+// `prompt` (completions), top-level `query` with a `documents` array (rerank), a `model`
+// string with an `input` object (a vendor's native envelope); anything else (JSON-RPC, REST,
+// non-JSON, empty) is opaque. The body is scanned for top-level members, not parsed.
+import { findTopLevelMember, type Span } from '../lib/json-scan.ts';
+
+export type RequestShape = 'chat' | 'responses' | 'completions' | 'rerank' | 'native' | 'opaque';
+
+export interface DetectedRequest {
+  readonly shape: RequestShape;
+  /** The body's `model` for recognised shapes ('' otherwise), bounded. */
+  readonly model: string;
+}
+
+export const MAX_MODEL_CHARS = 256;
+const OPAQUE: DetectedRequest = { shape: 'opaque', model: '' };
+
+function firstChar(text: string, span: Span | undefined): number {
+  return span === undefined ? -1 : text.charCodeAt(span.start);
+}
+
+function modelOf(text: string): string {
+  const span = findTopLevelMember(text, 'model');
+  if (span === undefined || text.charCodeAt(span.start) !== 34) return '';
+  try {
+    const model = JSON.parse(text.slice(span.start, span.end)) as string;
+    return model.length > MAX_MODEL_CHARS ? model.slice(0, MAX_MODEL_CHARS) : model;
+  } catch {
+    return '';
+  }
+}
+
+const OPEN_ARRAY = 91;
+const OPEN_OBJECT = 123;
+const QUOTE = 34;
+
+function detectShape(text: string): RequestShape {
+  if (firstChar(text, findTopLevelMember(text, 'messages')) === OPEN_ARRAY) return 'chat';
+  const input = firstChar(text, findTopLevelMember(text, 'input'));
+  if (input === QUOTE || input === OPEN_ARRAY) return 'responses';
+  const prompt = firstChar(text, findTopLevelMember(text, 'prompt'));
+  if (prompt === QUOTE || prompt === OPEN_ARRAY) return 'completions';
+  if (findTopLevelMember(text, 'query') !== undefined && firstChar(text, findTopLevelMember(text, 'documents')) === OPEN_ARRAY) return 'rerank';
+  if (input === OPEN_OBJECT && firstChar(text, findTopLevelMember(text, 'model')) === QUOTE) return 'native';
+  return 'opaque';
+}
+
+export function detectRequest(body: Buffer): DetectedRequest {
+  // Only a JSON object can have a shape; everything else is opaque without decoding it.
+  let i = 0;
+  while (i < body.length && (body[i] === 32 || body[i] === 10 || body[i] === 13 || body[i] === 9)) i++;
+  if (i >= body.length || body[i] !== OPEN_OBJECT) return OPAQUE;
+  const text = body.toString('utf8');
+  const shape = detectShape(text);
+  return shape === 'opaque' ? OPAQUE : { shape, model: modelOf(text) };
+}
+
+/** Shapes whose responses report usage in the chat, responses or completions way. */
+export function isModelShape(shape: RequestShape): boolean {
+  return shape === 'chat' || shape === 'responses' || shape === 'completions';
+}

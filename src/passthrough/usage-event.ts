@@ -1,0 +1,58 @@
+// The usage event of a pass-through request (spec 3 §6): operation `passthrough`, the route and
+// caller, the body's model for recognised shapes, token counts, client_identity, and an empty
+// model_id (no cost, no budget spend).
+import { storedTotal, type UsageEvent } from '../observability/usage-events.ts';
+import type { TokenCounts } from './token-counts.ts';
+
+export interface PassthroughUsage {
+  readonly requestId: string;
+  readonly routeName: string;
+  readonly requestedModel: string;
+  readonly provider: string | null;
+  readonly providerKeyId: string | null;
+  readonly apiKeyId: string | null;
+  readonly status: number;
+  readonly errorClass: string | null;
+  readonly errorMessage: string | null;
+  /** The upstream was contacted. */
+  readonly dispatched: boolean;
+  readonly stream: boolean;
+  readonly tokens: TokenCounts | undefined;
+  readonly latencyMs: number;
+  readonly ttftMs: number | undefined;
+  readonly clientIdentity: string | null;
+}
+
+const round = (ms: number): number => Math.round(ms * 1000) / 1000;
+
+export function passthroughUsageEvent(u: PassthroughUsage, occurredAt: Date): UsageEvent {
+  const t = u.tokens;
+  return {
+    type: 'usage',
+    occurred_at: occurredAt.toISOString(),
+    request_id: u.requestId,
+    operation: 'passthrough',
+    requested_model: u.requestedModel,
+    model_id: '',
+    provider: u.provider,
+    provider_key_id: u.providerKeyId,
+    api_key_id: u.apiKeyId,
+    status: u.status,
+    status_code: u.status,
+    error_class: u.errorClass,
+    error_message: u.errorMessage,
+    attempt_kind: 'initial',
+    billable: u.dispatched,
+    stream: u.stream,
+    prompt_tokens: t?.prompt ?? null,
+    completion_tokens: t?.completion ?? null,
+    total_tokens: storedTotal(t?.total),
+    cached_tokens: t?.cached ?? null,
+    cache_creation_tokens: t?.cacheCreation ?? null,
+    reasoning_tokens: t?.reasoning ?? null,
+    latency_ms: round(u.latencyMs),
+    ttft_ms: u.ttftMs === undefined ? null : round(u.ttftMs),
+    passthrough_route_name: u.routeName,
+    client_identity: u.clientIdentity,
+  };
+}
