@@ -5,7 +5,7 @@
 
 import { Ajv, type ErrorObject } from 'ajv';
 import { isIpOrCidr, parseAddr } from './address.ts';
-import { ConfigSchema } from './schema.ts';
+import { ConfigSchema, type GatewayConfig } from './schema.ts';
 
 /** Headers that carry caller credentials: never accepted as a request id source. */
 const CREDENTIAL_HEADERS = new Set([
@@ -152,5 +152,24 @@ function crossKeyErrors(data: Json, origins: Map<string, string>): string[] {
  * maps key paths set from the environment to their variable, named in the message.
  */
 export function validateConfig(data: Json, origins: Map<string, string>): string[] {
-  return [...schemaErrors(data, origins), ...crossKeyErrors(data, origins)];
+  const schema = schemaErrors(data, origins);
+  // Rules over whole sections read typed values: only once the schema holds.
+  const sections = schema.length === 0 ? rateLimitConfigErrors((data as unknown as GatewayConfig).ratelimit) : [];
+  return [...schema, ...crossKeyErrors(data, origins), ...sections];
+}
+
+/** Rules across keys of the section; empty when it is usable. */
+export function rateLimitConfigErrors(c: GatewayConfig['ratelimit']): string[] {
+  const out: string[] = [];
+  if (c.lease_renew_interval_ms >= c.concurrency_ttl_secs * 1000) {
+    out.push('ratelimit.lease_renew_interval_ms: must be shorter than ratelimit.concurrency_ttl_secs');
+  }
+  if (c.backend === 'redis' && c.redis.mode === 'cluster' && c.redis.nodes.length === 0) {
+    out.push('ratelimit.redis.nodes: must list at least one node in cluster mode');
+  }
+  if (c.backend === 'redis' && c.redis.mode === 'sentinel') {
+    if (c.redis.sentinels.length === 0) out.push('ratelimit.redis.sentinels: must list at least one sentinel in sentinel mode');
+    if (c.redis.master_name === undefined) out.push('ratelimit.redis.master_name: required in sentinel mode');
+  }
+  return out;
 }
