@@ -11,14 +11,17 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { usageEventFrom, type UsageSink } from '../observability/usage-events.ts';
 import type { HealthTracker } from './dispatch/health.ts';
-import { createFinalizeSinks, reportRequest } from '../observability/access-log.ts';
-import type { SnapshotHolder } from '../snapshot/snapshot.ts';
+import { createFinalizeSinks, reportRequest, type KeyOwnerLookup } from '../observability/access-log.ts';
+import type { Snapshot, SnapshotHolder } from '../snapshot/snapshot.ts';
 import { openAIChatCodec, type CallerCodec } from './dispatch/codecs.ts';
 import type { UpstreamSettings } from './dispatch/attempt.ts';
 import { chatCompletions } from './endpoints/chat.ts';
 import { listModels } from './endpoints/models.ts';
 import { countTokens, messages } from './endpoints/messages.ts';
 import { anthropicMessagesCodec } from './dispatch/messages-codec.ts';
+import { handleHostStage, handlePathStage } from '../passthrough/handler.ts';
+import type { Limiter } from '../limits/limiter.ts';
+import type { PassthroughHooks } from '../passthrough/hooks.ts';
 
 export interface Lifecycle {
   /** A configuration has been applied. */
@@ -42,6 +45,10 @@ export interface ProxyOptions {
   clientIp: ClientIpResolver;
   realIpHeader: string;
   upstream: UpstreamSettings;
+  /** Rate, token and concurrency limits; undefined = none enforced. */
+  limits?: Limiter;
+  /** Admit checks and response filters of pass-through requests (limits, budgets, guardrails). */
+  passthroughHooks?: PassthroughHooks;
 }
 
 type Handler = (ctx: RequestContext, options: ProxyOptions) => Promise<void> | void;
@@ -78,7 +85,7 @@ const ROUTES = new Map<string, Route>([
 ]);
 
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const sinks = createFinalizeSinks(options.logger, options.metrics, options.accessLog);
+  const sinks = createFinalizeSinks(options.logger, options.metrics, options.accessLog, keyOwners(options.snapshots));
   return (req, res) => {
     // receive
     const ctx = new RequestContext(
@@ -91,19 +98,35 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
     res.once('close', () => {
       // finalize: exactly once, whatever happened.
       if (!res.writableFinished) {
+        // A response the gateway cut itself (an upstream failure after the head) keeps the
+        // failure's status; otherwise the client left first.
+        const cutByGateway = ctx.errorKind !== undefined;
         ctx.clientGone();
-        ctx.status = 499;
-        ctx.fail('client_disconnected', 'client disconnected before the response finished');
+        if (!cutByGateway) {
+          ctx.status = 499;
+          ctx.fail('client_disconnected', 'client disconnected before the response finished');
+        }
       }
       options.metrics.inFlight.dec();
-      if (ctx.operation !== undefined) options.usage.emit(usageEventFrom(ctx));
-      reportRequest(ctx, sinks);
+      // Charge the reported tokens and give concurrency slots back, once, whatever happened.
+      ctx.limits?.release(ctx.usage);
+      let time: string | undefined;
+      if (ctx.operation !== undefined) {
+        const event = usageEventFrom(ctx);
+        time = event.occurred_at;
+        options.usage.emit(event, req);
+      }
+      reportRequest(ctx, sinks, time);
     });
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
+    // Pass-through host stage: a route claiming the inbound host runs before the typed routes.
+    if (handleHostStage(ctx, options, url)) return;
     const r = ROUTES.get(path);
     if (r === undefined) {
+      // Pass-through path stage; an unclaimed /passthrough/* path falls through to the empty 404.
+      if (handlePathStage(ctx, options, url)) return;
       ctx.fail('not_found', 'no route for path');
       sendEmpty(ctx, 404);
       return;
@@ -136,4 +159,20 @@ function fail(ctx: RequestContext, codec: CallerCodec, err: unknown): void {
     return;
   }
   sendJson(ctx, e.status, codec.errorBody(e), e.headers);
+}
+
+/** Team and user of an API key by id, for the team_name / user_name metric labels (one map per snapshot). */
+function keyOwners(snapshots: SnapshotHolder): KeyOwnerLookup {
+  const bySnapshot = new WeakMap<Snapshot, Map<string, { team: string | undefined; user: string | undefined }>>();
+  return (id) => {
+    const snapshot = snapshots.current;
+    if (snapshot === undefined) return undefined;
+    let owners = bySnapshot.get(snapshot);
+    if (owners === undefined) {
+      owners = new Map();
+      for (const k of snapshot.apiKeysByHash.values()) owners.set(k.id, { team: k.doc.team_id, user: k.doc.user_name ?? k.doc.user_id });
+      bySnapshot.set(snapshot, owners);
+    }
+    return owners.get(id);
+  };
 }

@@ -8,13 +8,17 @@ import type { GatewayConfig } from '../config/schema.ts';
 import { formatLoadErrors, loadResourcesFile } from '../resources/loader.ts';
 import { SnapshotHolder } from '../snapshot/snapshot.ts';
 import { createLogger, flushLogger, type Logger } from '../observability/logger.ts';
-import { LogUsageSink, UsageEmitter } from '../observability/usage-events.ts';
+import { observabilitySinks } from '../observability/wiring.ts';
 import { HealthTracker } from '../ai/dispatch/health.ts';
-import { Metrics } from '../observability/metrics.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { UsageSink } from '../observability/usage-events.ts';
+import { createDebugHandler } from '../observability/debug-server.ts';
 import { createStatusHandler, type ConfigStatus } from '../observability/status-server.ts';
 import { listen, type Listener } from '../http/server.ts';
 import { createClientIpResolver } from '../http/real-ip.ts';
 import { closeUpstreamPools } from '../http/upstream.ts';
+import { createLimiter } from '../limits/create.ts';
+import { passthroughLimitCheck } from '../limits/passthrough.ts';
 import { createProxyHandler, type Lifecycle } from '../ai/proxy.ts';
 import { buildAdminApp } from '../admin/app.ts';
 import type { Resources } from '../resources/types.ts';
@@ -39,9 +43,15 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     process.stderr.write(formatLoadErrors(resourcesFile, first.errors) + '\n');
     return 1;
   }
-  const metrics = new Metrics();
+  const obs = observabilitySinks(config.observability, logger, process.env.npm_package_version);
+  if (!obs.ok) {
+    process.stderr.write(`tollgate: invalid configuration:\n${obs.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+    return 1;
+  }
+  const { metrics, usage } = obs;
   const snapshots = new SnapshotHolder();
   const health = new HealthTracker({ now: Date.now });
+  const limiter = await createLimiter(config.ratelimit, { metrics, logger });
   const lifecycle: Lifecycle = { ready: false, draining: false };
   let lastReload: ConfigStatus['last_reload'];
   const apply = (resources: Resources, count: number): void => {
@@ -51,6 +61,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     lifecycle.ready = true;
     metrics.configGeneration.set(s.generation);
     metrics.configLastReloadSuccessful.set(1);
+    obs.applied(resources);
   };
   apply(first.resources, first.count);
   if (config.resources_file === undefined) {
@@ -60,7 +71,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   const listeners: Listener[] = [];
   const closing = (): boolean => lifecycle.draining;
   try {
-    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, handler: createProxyHandler(proxyOptions(config, snapshots, lifecycle, logger, metrics, health)) }));
+    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, handler: createProxyHandler({ ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } }) }));
     const prom = config.observability.metrics.prometheus;
     if (prom.enabled) {
       const status = (): ConfigStatus => ({
@@ -69,9 +80,14 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
         applied_at: snapshots.current === undefined ? undefined : new Date(snapshots.current.createdAt).toISOString(),
         resource_counts: snapshots.current === undefined ? {} : counts(snapshots.current.resources),
         last_reload: lastReload,
+        revision: snapshots.current?.generation ?? 0,
+        hash: obs.resourcesHash(),
+        rejected_resources: lastReload?.ok === false ? (lastReload.errors ?? []).map((error) => ({ error })) : [],
       });
       listeners.push(await listen({ name: 'metrics', ...parseAddr(prom.addr), handler: createStatusHandler(metrics, prom.path, { '/status/config': status, '/status/models': () => modelStatus(health, snapshots) }) }));
     }
+    const debug = config.observability.debug;
+    if (debug.enabled) listeners.push(await listen({ name: 'debug', ...parseAddr(debug.addr), handler: createDebugHandler(debug.path) }));
   } catch (err) {
     for (const l of listeners) l.server.close();
     process.stderr.write(`tollgate: cannot bind listener: ${(err as Error).message}\n`);
@@ -122,8 +138,10 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
       logger.info({ signal, min_drain_secs: config.shutdown.min_drain_secs }, 'draining');
       flushLogger(logger);
       setTimeout(() => {
-        void drain(listeners, admin?.app.server, config, logger).then(() => {
+        void drain(listeners, admin?.app.server, config, logger).then(async () => {
           closeUpstreamPools();
+          void limiter.close();
+          await obs.close();
           logger.info('drain complete');
           flushLogger(logger);
           resolve(0);
@@ -156,13 +174,13 @@ async function drain(listeners: Listener[], adminServer: Server | undefined, con
   }
 }
 
-function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycle: Lifecycle, logger: Logger, metrics: Metrics, health: HealthTracker) {
+function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycle: Lifecycle, logger: Logger, metrics: Metrics, health: HealthTracker, usage: UsageSink) {
   return {
     snapshots,
     lifecycle,
     logger,
     metrics,
-    usage: new UsageEmitter([new LogUsageSink(logger)]),
+    usage,
     health,
     accessLog: config.observability.access_log,
     bodyLimitBytes: config.proxy.request_body_limit_bytes,

@@ -49,10 +49,37 @@ const DEFAULTS: GatewayConfig = {
   observability: {
     log_level: 'info',
     access_log: true,
-    metrics: { prometheus: { enabled: true, path: '/metrics', addr: '127.0.0.1:9090' } },
+    metrics: {
+      prometheus: { enabled: true, path: '/metrics', addr: '127.0.0.1:9090' },
+      labels: { api_key_name: false, team_name: false, provider_key_name: false, policy_name: false, user_name: false },
+      buckets: {
+        request_duration: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600],
+        request_e2e_latency: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 420, 600],
+        request_ttft: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+        guardrail_latency: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      },
+    },
+    usage_event: { request_headers: [] },
+    debug: { enabled: false, addr: '127.0.0.1:9091', path: '/debug/pprof/heap' },
   },
   upstream: { timeout_ms: 6000000, stream_timeout_ms: 0, connect_timeout_ms: 5000, retries: 2 },
   shutdown: { min_drain_secs: 0, drain_timeout_secs: 30 },
+  ratelimit: {
+    backend: 'memory',
+    failure_mode: 'fail_open',
+    concurrency_ttl_secs: 300,
+    lease_renew_interval_ms: 10000,
+    redis: {
+      mode: 'single',
+      url: 'redis://127.0.0.1:6379',
+      nodes: [],
+      sentinels: [],
+      database: 0,
+      tls: false,
+      key_prefix: 'tollgate:{rl}:',
+      command_timeout_ms: 1000,
+    },
+  },
 };
 
 describe('defaults', () => {
@@ -88,6 +115,13 @@ describe('defaults', () => {
     assert.equal(config.observability.log_level, 'info');
   });
 
+  test('without an observability block the process logs at info, access log on, no name labels', () => {
+    const config = ok(fromYaml('proxy:\n  addr: 127.0.0.1:3000\n'));
+    assert.deepEqual(config.observability, DEFAULTS.observability);
+    assert.equal(config.observability.log_level, 'info');
+    assert.equal(config.observability.access_log, true);
+  });
+
   test('examples/config.yaml is valid and spells out exactly the defaults', () => {
     const example = resolve(import.meta.dirname, '../../examples/config.yaml');
     assert.deepEqual(ok(loadConfig({ file: example, env: {} })), DEFAULTS);
@@ -120,6 +154,15 @@ observability:
       enabled: false
       path: /internal/metrics
       addr: 0.0.0.0:9091
+    labels: {api_key_name: true, team_name: true, provider_key_name: true, policy_name: true, user_name: true}
+    buckets: {request_duration: [1, 2], request_e2e_latency: [0.5], request_ttft: [0.1, 0.2], guardrail_latency: [3]}
+  usage_event:
+    request_headers: [X-Team, x-tenant-id]
+    file: /var/log/tollgate/usage.ndjson
+  debug:
+    enabled: true
+    addr: 127.0.0.1:0
+    path: /heap
 upstream:
   timeout_ms: 0
   stream_timeout_ms: 120000
@@ -128,6 +171,23 @@ upstream:
 shutdown:
   min_drain_secs: 5
   drain_timeout_secs: 0
+ratelimit:
+  backend: redis
+  failure_mode: fail_closed
+  concurrency_ttl_secs: 60
+  lease_renew_interval_ms: 5000
+  redis:
+    mode: sentinel
+    url: redis://10.0.0.5:6380
+    nodes: [10.0.0.1:7000]
+    sentinels: [10.0.0.2:26379, 10.0.0.3:26379]
+    master_name: main
+    username: gw
+    password: secret
+    database: 2
+    tls: true
+    key_prefix: "gw:{x}:"
+    command_timeout_ms: 250
 `),
     );
     assert.deepEqual(config, {
@@ -142,10 +202,35 @@ shutdown:
       observability: {
         log_level: 'debug',
         access_log: false,
-        metrics: { prometheus: { enabled: false, path: '/internal/metrics', addr: '0.0.0.0:9091' } },
+        metrics: {
+          prometheus: { enabled: false, path: '/internal/metrics', addr: '0.0.0.0:9091' },
+          labels: { api_key_name: true, team_name: true, provider_key_name: true, policy_name: true, user_name: true },
+          buckets: { request_duration: [1, 2], request_e2e_latency: [0.5], request_ttft: [0.1, 0.2], guardrail_latency: [3] },
+        },
+        usage_event: { request_headers: ['X-Team', 'x-tenant-id'], file: '/var/log/tollgate/usage.ndjson' },
+        debug: { enabled: true, addr: '127.0.0.1:0', path: '/heap' },
       },
       upstream: { timeout_ms: 0, stream_timeout_ms: 120000, connect_timeout_ms: 250, retries: 4 },
       shutdown: { min_drain_secs: 5, drain_timeout_secs: 0 },
+      ratelimit: {
+        backend: 'redis',
+        failure_mode: 'fail_closed',
+        concurrency_ttl_secs: 60,
+        lease_renew_interval_ms: 5000,
+        redis: {
+          mode: 'sentinel',
+          url: 'redis://10.0.0.5:6380',
+          nodes: ['10.0.0.1:7000'],
+          sentinels: ['10.0.0.2:26379', '10.0.0.3:26379'],
+          master_name: 'main',
+          username: 'gw',
+          password: 'secret',
+          database: 2,
+          tls: true,
+          key_prefix: 'gw:{x}:',
+          command_timeout_ms: 250,
+        },
+      },
     });
   });
 
@@ -317,6 +402,32 @@ observability: {metrics: {prometheus: {addr: "::1:9090"}}}
     );
   });
 
+  test('observability.usage_event.request_headers refuses credential headers in any case, and bad names', () => {
+    const creds = ['authorization', 'Proxy-Authorization', 'X-API-KEY', 'api-key', 'x-goog-api-key', 'Cookie'];
+    assertErrors(fromYaml(`observability: {usage_event: {request_headers: [x-team, ${creds.join(', ')}, "bad name"]}}\n`), [
+      ...creds.map((_, i) => `observability.usage_event.request_headers[${i + 1}]: carries credentials and cannot be captured in usage events`),
+      `observability.usage_event.request_headers[${creds.length + 1}]: must be a valid HTTP header name`,
+    ]);
+    // Names that merely contain a credential name are fine.
+    const config = ok(fromYaml('observability: {usage_event: {request_headers: [x-authorization-scope, x-cookie-id]}}\n'));
+    assert.deepEqual(config.observability.usage_event.request_headers, ['x-authorization-scope', 'x-cookie-id']);
+  });
+
+  test('observability.metrics.buckets are non-empty lists of positive numbers', () => {
+    assertErrors(fromYaml('observability: {metrics: {buckets: {request_ttft: [], request_e2e_latency: [0, 1]}}}\n'), [
+      'observability.metrics.buckets.request_ttft: must NOT have fewer than 1 items',
+      'observability.metrics.buckets.request_e2e_latency[0]: must be > 0',
+    ]);
+  });
+
+  test('observability.debug.path must be a path; labels must be booleans', () => {
+    assertErrors(fromYaml('observability: {debug: {path: heap}, metrics: {labels: {team_name: "yes", tenant: true}}}\n'), [
+      'observability.debug.path: must be a path starting with / (no spaces, query or fragment)',
+      'observability.metrics.labels.team_name: must be true or false',
+      'observability.metrics.labels.tenant: unknown key',
+    ]);
+  });
+
   test('proxy.real_ip.header is a header name, lowercased', () => {
     assert.equal(ok(fromYaml('proxy: {real_ip: {header: X-Real-IP}}\n')).proxy.real_ip.header, 'x-real-ip');
     assertErrors(fromYaml('proxy: {real_ip: {header: "x real ip"}}\n'), [
@@ -407,6 +518,17 @@ observability: {access_log: "true", metrics: {prometheus: {enabled: null}}}
       }
       assertErrors(fromYaml(`shutdown: {${key}: 2147484}\n`), [`shutdown.${key}: must be an integer <= 2147483`]);
     }
+  });
+
+  test('ratelimit: enums, bounds, redis addresses, env overrides', () => {
+    assertErrors(fromYaml('ratelimit: {backend: etcd}\n'), ['ratelimit.backend: must be one of memory, redis (got "etcd")']);
+    assertErrors(fromYaml('ratelimit: {failure_mode: maybe}\n'), ['ratelimit.failure_mode: must be one of fail_open, fail_closed (got "maybe")']);
+    assertErrors(fromYaml('ratelimit: {concurrency_ttl_secs: 0}\n'), ['ratelimit.concurrency_ttl_secs: must be an integer >= 1']);
+    assertErrors(fromYaml('ratelimit: {redis: {nodes: [nohost]}}\n'), ['ratelimit.redis.nodes[0]: invalid address "nohost" (expected host:port)']);
+    assertErrors(fromYaml('ratelimit: {redis: {cluster: true}}\n'), ['ratelimit.redis.cluster: unknown key']);
+    const config = ok(fromEnv({ TOLLGATE_RATELIMIT__BACKEND: 'redis', TOLLGATE_RATELIMIT__REDIS__URL: 'redis://10.0.0.9:6379' }));
+    assert.equal(config.ratelimit.backend, 'redis');
+    assert.equal(config.ratelimit.redis.url, 'redis://10.0.0.9:6379');
   });
 });
 
@@ -616,4 +738,19 @@ describe('resources_file resolution', () => {
 
 test('load.ts re-exports parseAddr', () => {
   assert.deepEqual(parseAddr('[::1]:0'), { host: '::1', port: 0 });
+});
+
+describe('ratelimit cross-key rules', () => {
+  test('are reported by the loader (so `start` and every config check see them)', () => {
+    assertErrors(fromYaml('ratelimit: {concurrency_ttl_secs: 5, lease_renew_interval_ms: 5000}\n'), [
+      'ratelimit.lease_renew_interval_ms: must be shorter than ratelimit.concurrency_ttl_secs',
+    ]);
+    assertErrors(fromYaml('ratelimit: {backend: redis, redis: {mode: cluster}}\n'), ['ratelimit.redis.nodes: must list at least one node in cluster mode']);
+    // Redis-only rules do not apply to the memory backend.
+    assert.equal(fromYaml('ratelimit: {redis: {mode: cluster}}\n').ok, true);
+    assertErrors(fromYaml('ratelimit: {backend: redis, redis: {mode: sentinel}}\n'), [
+      'ratelimit.redis.sentinels: must list at least one sentinel in sentinel mode',
+      'ratelimit.redis.master_name: required in sentinel mode',
+    ]);
+  });
 });

@@ -26,12 +26,21 @@ test('every config key is documented in docs/configuration.md with its default',
   }
 });
 
-test('every section is closed and defaults to {}; every key but resources_file has a default', () => {
+/** Optional paths: unset means "none", so they have no default. */
+const NO_DEFAULT = new Set([
+  'resources_file',
+  'observability.usage_event.file',
+  'ratelimit.redis.master_name',
+  'ratelimit.redis.username',
+  'ratelimit.redis.password',
+]);
+
+test('every section is closed and defaults to {}; every key but the optional paths has a default', () => {
   const walk = (schema: TSchema, path: string) => {
     assert.equal(schema.additionalProperties, false, `${path || '(root)'} must be closed`);
     for (const [key, child] of Object.entries(schema.properties as Record<string, TSchema>)) {
       const p = path ? `${path}.${key}` : key;
-      if (p === 'resources_file') {
+      if (NO_DEFAULT.has(p)) {
         assert.equal(child.default, undefined);
         continue;
       }

@@ -18,6 +18,26 @@ const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
+/** Headers that carry credentials: never captured into usage events. */
+const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie'];
+const anyCase = (s: string): string => [...s].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
+/** Matches any header name except the credential ones, in any letter case. */
+const NOT_CREDENTIAL_HEADER = `^(?!(?:${CREDENTIAL_HEADERS.map(anyCase).join('|')})$)`;
+
+/** Readable name labels of the per-request metric families (observability/metrics.ts). */
+const NAME_LABELS = ['api_key_name', 'team_name', 'provider_key_name', 'policy_name', 'user_name'] as const;
+
+/** Histogram defaults; observability/metrics.ts holds the same lists (a test keeps them equal). */
+const DEFAULT_BUCKETS = {
+  request_duration: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600],
+  request_e2e_latency: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 420, 600],
+  request_ttft: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+  guardrail_latency: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+};
+
+const buckets = (def: readonly number[], description: string) =>
+  Type.Array(Type.Number({ exclusiveMinimum: 0 }), { minItems: 1, default: [...def], description });
+
 const section = <T extends Parameters<typeof Type.Object>[0]>(properties: T, description: string) =>
   Type.Object(properties, { additionalProperties: false, default: {}, description });
 
@@ -116,8 +136,51 @@ const ObservabilitySchema = section(
           },
           'Prometheus exposition.',
         ),
+        labels: section(
+          Object.fromEntries(
+            NAME_LABELS.map((n) => [n, Type.Boolean({ default: false, description: `Add the readable \`${n}\` label to the per-request families.` })]),
+          ) as Record<(typeof NAME_LABELS)[number], ReturnType<typeof Type.Boolean>>,
+          'Readable name labels (off by default: ids are the stable labels).',
+        ),
+        buckets: section(
+          {
+            request_duration: buckets(DEFAULT_BUCKETS.request_duration, 'tollgate_request_duration_seconds and the proxy/llm duration families.'),
+            request_e2e_latency: buckets(DEFAULT_BUCKETS.request_e2e_latency, 'tollgate_request_e2e_latency_seconds.'),
+            request_ttft: buckets(DEFAULT_BUCKETS.request_ttft, 'tollgate_request_ttft_seconds and tollgate_llm_time_to_first_token_seconds.'),
+            guardrail_latency: buckets(DEFAULT_BUCKETS.guardrail_latency, 'tollgate_guardrail_latency_seconds.'),
+          },
+          'Histogram bucket upper bounds in seconds (finite, > 0, strictly ascending; +Inf is implied).',
+        ),
       },
       'Metrics.',
+    ),
+    usage_event: section(
+      {
+        request_headers: Type.Array(
+          Type.String({
+            allOf: [
+              { type: 'string', pattern: HEADER_NAME, 'x-message': 'must be a valid HTTP header name' },
+              { type: 'string', pattern: NOT_CREDENTIAL_HEADER, 'x-message': 'carries credentials and cannot be captured in usage events' },
+            ],
+          }),
+          { default: [], description: 'Request headers copied into every usage event (request_headers). Credential headers are refused.' },
+        ),
+        file: Type.Optional(Type.String({ minLength: 1, description: 'Append usage events to this file as NDJSON (one event per line). Unset = no file.' })),
+      },
+      'Usage events.',
+    ),
+    debug: section(
+      {
+        enabled: Type.Boolean({ default: false, description: 'Start the debug listener (heap diagnostics).' }),
+        addr: address('127.0.0.1:9091', 'Listen address of the debug listener. Keep it on loopback.'),
+        path: Type.String({
+          pattern: '^/[^\\s?#]*$',
+          'x-message': 'must be a path starting with / (no spaces, query or fragment)',
+          default: '/debug/pprof/heap',
+          description: 'Path serving heap statistics (?format=heapsnapshot: a V8 heap snapshot).',
+        }),
+      },
+      'Heap diagnostics.',
     ),
   },
   'Logs and metrics.',
@@ -147,6 +210,58 @@ const ShutdownSchema = section(
   'Graceful shutdown.',
 );
 
+const stringEnum = <const T extends readonly string[]>(values: T, def: T[number], description: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], default: def, description });
+
+const RateLimitConfigSchema = section(
+  {
+    backend: stringEnum(['memory', 'redis'] as const, 'memory', 'Where rate-limit counters and concurrency slots live: this process, or Redis (shared by every gateway using it).'),
+    failure_mode: stringEnum(
+      ['fail_open', 'fail_closed'] as const,
+      'fail_open',
+      'When Redis is unreachable: fail_open counts in process-local counters until it is back; fail_closed refuses limited requests with 503.',
+    ),
+    concurrency_ttl_secs: Type.Integer({
+      minimum: 1,
+      maximum: MAX_TIMER_SECS,
+      default: 300,
+      description: 'Lifetime of a Redis concurrency lease that is not renewed (recovers the slots of a crashed gateway).',
+    }),
+    lease_renew_interval_ms: Type.Integer({
+      minimum: 10,
+      maximum: MAX_TIMER_MS,
+      default: 10_000,
+      description: 'How often a running request renews its Redis concurrency leases; must be shorter than concurrency_ttl_secs.',
+    }),
+    redis: section(
+      {
+        mode: stringEnum(['single', 'cluster', 'sentinel'] as const, 'single', 'Redis topology.'),
+        url: Type.String({ minLength: 1, default: 'redis://127.0.0.1:6379', description: 'single mode: redis:// or rediss:// URL.' }),
+        nodes: Type.Array(Type.String({ format: 'host-port' }), { default: [], description: 'cluster mode: seed nodes (host:port).' }),
+        sentinels: Type.Array(Type.String({ format: 'host-port' }), { default: [], description: 'sentinel mode: sentinel addresses (host:port).' }),
+        master_name: Type.Optional(Type.String({ minLength: 1, description: 'sentinel mode: name of the monitored master.' })),
+        username: Type.Optional(Type.String({ minLength: 1, description: 'ACL user name.' })),
+        password: Type.Optional(Type.String({ minLength: 1, description: 'Password (never logged).' })),
+        database: Type.Integer({ minimum: 0, maximum: 15, default: 0, description: 'Database index (single and sentinel modes).' }),
+        tls: Type.Boolean({ default: false, description: 'Connect with TLS (cluster and sentinel modes; in single mode a rediss:// URL also does).' }),
+        key_prefix: Type.String({
+          minLength: 1,
+          default: 'tollgate:{rl}:',
+          description: 'Prefix of every key. Keep a {hash tag} in it for cluster mode: all keys of one check must share a slot.',
+        }),
+        command_timeout_ms: Type.Integer({
+          minimum: 1,
+          maximum: MAX_TIMER_MS,
+          default: 1000,
+          description: 'A Redis call taking longer counts as a failure (failure_mode applies).',
+        }),
+      },
+      'The Redis store (backend: redis).',
+    ),
+  },
+  'Rate, token and concurrency limits: where their counters live.',
+);
+
 export const ConfigSchema = Type.Object(
   {
     resources_file: Type.Optional(
@@ -161,6 +276,7 @@ export const ConfigSchema = Type.Object(
     observability: ObservabilitySchema,
     upstream: UpstreamSchema,
     shutdown: ShutdownSchema,
+    ratelimit: RateLimitConfigSchema,
   },
   { additionalProperties: false, title: 'Tollgate bootstrap config (config.yaml)' },
 ) satisfies TSchema;

@@ -14,6 +14,11 @@ export interface TokenUsage {
 
 const noop = (): void => {};
 
+/** Reservations held for the request's lifetime (limits); released once at finalize. */
+export interface RequestHold {
+  release(usage: TokenUsage | undefined): void;
+}
+
 export class RequestContext {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
@@ -46,8 +51,21 @@ export class RequestContext {
   fallbacks = 0;
   attemptKind: 'initial' | 'retry' | 'fallback' = 'initial';
   usage: TokenUsage | undefined = undefined;
+  /** Limit reservations (concurrency slots, token counters) to settle at finalize. */
+  limits: RequestHold | undefined = undefined;
   /** Time to the first upstream body byte, ms since start. */
   upstreamFirstByteMs: number | undefined = undefined;
+  /** When the serving attempt's upstream request was sent, ms since start. */
+  upstreamSentMs: number | undefined = undefined;
+  /** When the serving attempt's upstream response ended (body read or stream settled), ms since start. */
+  upstreamEndMs: number | undefined = undefined;
+  /** When the response head went to the caller, ms since start (downstream time to first byte). */
+  downstreamFirstByteMs: number | undefined = undefined;
+  /** The provider key of the serving attempt. */
+  providerKeyId: string | undefined = undefined;
+  providerKeyName: string | undefined = undefined;
+  /** Name of the rate-limit policy that governed the request (set by the limits phase). */
+  policyName: string | undefined = undefined;
 
   requestBytes = 0;
   responseBytes = 0;

@@ -41,6 +41,14 @@ export const ERROR_CODES = {
   upstream_decode: { status: 502, type: 'upstream_error', expose: true, retryable: true },
   stream_aborted: { status: 502, type: 'upstream_error', expose: true, retryable: false },
   shutting_down: { status: 503, type: 'api_error', expose: true, retryable: true },
+  unsafe_path: { status: 400, type: 'invalid_request_error', expose: true, retryable: false },
+  query_conflict: { status: 400, type: 'invalid_request_error', expose: true, retryable: false },
+  route_access_forbidden: { status: 403, type: 'permission_error', expose: true, retryable: false },
+  ip_restricted: { status: 403, type: 'permission_error', expose: true, retryable: false },
+  route_unavailable: { status: 503, type: 'api_error', expose: true, retryable: true },
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', expose: true, retryable: true },
+  rate_limit_lease_lost: { status: 429, type: 'rate_limit_error', expose: true, retryable: true },
+  rate_limit_unavailable: { status: 503, type: 'api_error', expose: true, retryable: true },
   internal_error: { status: 500, type: 'api_error', expose: false, retryable: false },
 } as const satisfies Record<string, ErrorSpec>;
 

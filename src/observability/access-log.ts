@@ -1,52 +1,109 @@
-// The access log: one structured line per answered request, written when the response body
-// finishes. It carries attribution and sizes, never a presented credential or a body.
-// The line has the shape of the process log (level, time, service, msg) so one pipeline reads
-// both; it is serialised in one JSON.stringify call because it runs for every request.
+// The finalize report of a request: the metrics sample and the access log, one structured line
+// per answered request written when the response body finishes (spec 2 §6.2). The line carries
+// attribution and sizes, never a presented credential or a body. It has the shape of the process
+// log (level, time, service, msg) so one pipeline reads both, and is serialised in one
+// JSON.stringify call because it runs for every request.
 import type { RequestContext } from '../http/context.ts';
 import { lineWriter, type Logger } from './logger.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics, NameLabel, RequestSample } from './metrics.ts';
+
+/** Owner labels of an API key (team, user), looked up only when those name labels are on. */
+export type KeyOwnerLookup = (apiKeyId: string) => { team: string | undefined; user: string | undefined } | undefined;
 
 export interface FinalizeSinks {
   metrics: Metrics;
   /** Undefined when the access log is off (config, or a log level above info). */
   accessLog: ((line: string) => void) | undefined;
+  /** Set when team_name or user_name labels are enabled. */
+  owner: KeyOwnerLookup | undefined;
 }
 
-export function createFinalizeSinks(logger: Logger, metrics: Metrics, accessLog: boolean): FinalizeSinks {
-  return { metrics, accessLog: accessLog && logger.isLevelEnabled('info') ? lineWriter(logger) : undefined };
+export function createFinalizeSinks(logger: Logger, metrics: Metrics, accessLog: boolean, owner?: KeyOwnerLookup): FinalizeSinks {
+  const needsOwner = metrics.nameLabels.includes('team_name') || metrics.nameLabels.includes('user_name');
+  return {
+    metrics,
+    accessLog: accessLog && logger.isLevelEnabled('info') ? lineWriter(logger) : undefined,
+    owner: needsOwner ? owner : undefined,
+  };
 }
 
 const ms = (v: number | undefined): number | undefined => (v === undefined ? undefined : Math.round(v * 1000) / 1000);
+const seconds = (from: number | undefined, to: number | undefined): number | undefined =>
+  from === undefined || to === undefined || to < from ? undefined : (to - from) / 1000;
+const UNKNOWN = 'unknown';
+const label = (v: string | undefined): string => (v === undefined || v === '' ? UNKNOWN : v);
 
-/** Report a finished request: metrics and the access log line. Called once per request. */
-export function reportRequest(ctx: RequestContext, sinks: FinalizeSinks): void {
-  if (ctx.quiet) return;
-  const provider = ctx.provider ?? 'unknown';
-  const model = ctx.model ?? 'unknown';
-  const elapsed = ctx.elapsedMs();
-  sinks.metrics.observeRequest(ctx.endpoint, provider, model, ctx.status, elapsed / 1000);
-  const usage = ctx.usage;
-  if (usage !== undefined) {
-    if (usage.promptTokens !== undefined) sinks.metrics.tokensTotal.inc({ provider, model, token_type: 'input' }, usage.promptTokens);
-    if (usage.completionTokens !== undefined) sinks.metrics.tokensTotal.inc({ provider, model, token_type: 'output' }, usage.completionTokens);
+/** The metrics view of a finished request: every label value bounded, `unknown` never empty. */
+export function requestSample(ctx: RequestContext, names: readonly NameLabel[], owner: KeyOwnerLookup | undefined): RequestSample {
+  const model = label(ctx.model);
+  // A wildcard alias passes the caller's own text upstream: that is not a bounded label value.
+  const upstreamModel = model.includes('*') ? 'wildcard' : label(ctx.upstreamModel);
+  let nameValues: Record<NameLabel, string> | undefined;
+  if (names.length > 0) {
+    const o = owner !== undefined && ctx.apiKeyId !== undefined ? owner(ctx.apiKeyId) : undefined;
+    nameValues = {
+      api_key_name: label(ctx.apiKeyName),
+      team_name: label(o?.team),
+      provider_key_name: label(ctx.providerKeyName),
+      policy_name: label(ctx.policyName),
+      user_name: label(o?.user),
+    };
   }
+  const usage = ctx.usage;
+  const elapsed = ctx.elapsedMs();
+  return {
+    endpoint: ctx.endpoint === '' ? 'other' : ctx.endpoint,
+    llm: ctx.operation !== undefined,
+    provider: label(ctx.provider),
+    model,
+    upstreamModel,
+    providerKeyId: label(ctx.providerKeyId),
+    apiKeyId: label(ctx.apiKeyId),
+    status: ctx.status,
+    stream: ctx.stream,
+    fallback: ctx.fallbacks > 0,
+    names: nameValues ?? NO_NAMES,
+    seconds: elapsed / 1000,
+    upstreamSeconds: seconds(ctx.upstreamSentMs, ctx.upstreamEndMs),
+    downstreamTtftSeconds: ctx.downstreamFirstByteMs === undefined ? undefined : ctx.downstreamFirstByteMs / 1000,
+    upstreamTtftSeconds: seconds(ctx.upstreamSentMs, ctx.upstreamFirstByteMs),
+    inputTokens: usage?.promptTokens,
+    outputTokens: usage?.completionTokens,
+    totalTokens: usage?.totalTokens,
+  };
+}
+
+const NO_NAMES: Record<NameLabel, string> = { api_key_name: UNKNOWN, team_name: UNKNOWN, provider_key_name: UNKNOWN, policy_name: UNKNOWN, user_name: UNKNOWN };
+
+/**
+ * Report a finished request: metrics and the access log line. Called once per request. `time`
+ * is the request's usage-event timestamp when it has one (one Date formatting per request).
+ */
+export function reportRequest(ctx: RequestContext, sinks: FinalizeSinks, time?: string): void {
+  if (ctx.quiet) return;
+  const sample = requestSample(ctx, sinks.metrics.nameLabels, sinks.owner);
+  sinks.metrics.record(sample);
   if (sinks.accessLog === undefined) return;
+  const usage = ctx.usage;
   const line = JSON.stringify({
     level: 'info',
-    time: new Date().toISOString(),
+    time: time ?? new Date().toISOString(),
     service: 'tollgate',
     type: 'access',
     request_id: ctx.requestId,
     method: ctx.req.method,
     path: ctx.endpoint,
     status: ctx.status,
-    latency_ms: ms(elapsed),
+    latency_ms: ms(sample.seconds * 1000),
     upstream_first_byte_ms: ms(ctx.upstreamFirstByteMs),
+    downstream_ttft_ms: ms(ctx.downstreamFirstByteMs),
+    upstream_latency_ms: ms(sample.upstreamSeconds === undefined ? undefined : sample.upstreamSeconds * 1000),
     client_ip: ctx.clientIp,
     api_key_id: ctx.apiKeyId,
     api_key_name: ctx.apiKeyName,
     model: ctx.model,
     provider: ctx.provider,
+    provider_key_id: ctx.providerKeyId,
     upstream_model: ctx.upstreamModel,
     stream: ctx.stream,
     attempts: ctx.attempts,

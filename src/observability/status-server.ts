@@ -3,12 +3,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Metrics } from './metrics.ts';
 
+/** `/status/config`: what configuration is serving, and how the last load went. */
 export interface ConfigStatus {
   source: { type: 'file'; path: string };
+  /** Snapshot generation (1 for the first load, +1 per applied reload). */
   generation: number;
+  /** Revision of the serving resources: the generation, for a file source. */
+  revision: number;
+  /** `sha256:<hex>` of the serving resources (normalised documents), to compare replicas. */
+  hash: string | undefined;
   applied_at: string | undefined;
   resource_counts: Record<string, number>;
   last_reload: { at: string; ok: boolean; errors?: string[] } | undefined;
+  /**
+   * Resources the last load refused. A file source is applied whole or not at all, so after a
+   * failed reload every error of the file is listed here (the previous snapshot keeps serving).
+   */
+  rejected_resources: Array<{ error: string }>;
 }
 
 /**

@@ -1,10 +1,39 @@
 // Usage events (spec 2 §6.1, spec 3 §6): the record of every model-serving request and of every
-// failed attempt, and the sinks they go to. Emitting is one push per event: sinks batch and
-// write off the request path.
+// failed attempt, and the fan-out to the sinks they go to. Emitting is one push per event and
+// sink: sinks batch and write off the request path.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestContext } from '../http/context.ts';
 import { lineWriter, type Logger } from './logger.ts';
 
 export type AttemptKind = 'initial' | 'retry' | 'fallback';
+
+export interface GuardrailApplied {
+  name: string;
+  kind: string;
+  hook: string;
+}
+
+export interface GuardrailHit {
+  guardrail_name: string;
+  hook: string;
+  /** Includes `mask_unsupported`, `would_mask_unsupported`, `blocked_buffer_exceeded`. */
+  action: string;
+  reason?: string;
+}
+
+export interface GatewayEmbeddingCall {
+  purpose: string;
+  model: string;
+  status: number;
+  prompt_tokens: number | null;
+  usage_reported: boolean;
+}
+
+export interface GatewayEmbeddingCalls {
+  /** At most 64 calls; the rest are counted in `dropped`. */
+  calls: GatewayEmbeddingCall[];
+  dropped: number;
+}
 
 export interface UsageEvent {
   /** Stable discriminator for log pipelines. */
@@ -37,14 +66,45 @@ export interface UsageEvent {
   cached_tokens: number | null;
   cache_creation_tokens: number | null;
   reasoning_tokens: number | null;
+  /** Request received → response finished (the downstream latency). */
   latency_ms: number;
+  /** Request received → first upstream byte. */
   ttft_ms: number | null;
   passthrough_route_name: string | null;
   client_identity: string | null;
+  // The fields below are always present on emitted events: the emitter fills the ones a
+  // producer left out (see `completeUsageEvent`).
+  /** The model name sent upstream. */
+  upstream_model?: string | null;
+  /** Same as latency_ms, named for its side. */
+  downstream_latency_ms?: number | null;
+  /** Request received → response head sent to the caller. */
+  downstream_ttft_ms?: number | null;
+  /** Upstream request sent → upstream response finished (serving attempt). */
+  upstream_latency_ms?: number | null;
+  /** Upstream request sent → first upstream byte (serving attempt). */
+  upstream_ttft_ms?: number | null;
+  applied_guardrails?: GuardrailApplied[];
+  guardrail_blocked?: boolean;
+  /** True when a guardrail refused because it could not evaluate. */
+  guardrail_blocked_fail_closed?: boolean;
+  guardrail_bypassed_reason?: string | null;
+  guardrail_enforced_hits?: GuardrailHit[];
+  guardrail_monitor_hits?: GuardrailHit[];
+  /** Headers listed under `observability.usage_event.request_headers`, by lowercase name. */
+  request_headers?: Record<string, string>;
+  gateway_embedding_calls?: GatewayEmbeddingCalls;
 }
 
 export interface UsageSink {
-  emit(event: UsageEvent): void;
+  /** `req` is the caller's request, for sinks and emitters that capture request headers. */
+  emit(event: UsageEvent, req?: { headers: IncomingHttpHeaders }): void;
+}
+
+/** Counters the emitter reports to (tollgate_usage_events_*). */
+export interface UsageCounters {
+  emitted(event: UsageEvent): void;
+  rejected(sink: string, reason: string): void;
 }
 
 /** Keeps events in memory (tests, and the status endpoint's recent view). */
@@ -75,20 +135,83 @@ export class LogUsageSink implements UsageSink {
   }
 }
 
-/** Fan-out to several sinks; one failing sink never stops the others or the request. */
-export class UsageEmitter implements UsageSink {
-  private readonly sinks: readonly UsageSink[];
+const NO_HITS: GuardrailHit[] = [];
+const NO_GUARDRAILS: GuardrailApplied[] = [];
+const NO_HEADERS: Record<string, string> = {};
+Object.freeze(NO_HITS);
+Object.freeze(NO_GUARDRAILS);
+Object.freeze(NO_HEADERS);
 
-  constructor(sinks: readonly UsageSink[]) {
-    this.sinks = sinks;
+/**
+ * Fill the fields a producer left out with their neutral values, so every emitted event has the
+ * full field list. Guardrails are not evaluated yet: their fields are the "nothing applied" values.
+ */
+export function completeUsageEvent(e: UsageEvent): UsageEvent {
+  e.upstream_model ??= null;
+  e.downstream_latency_ms ??= e.latency_ms;
+  e.downstream_ttft_ms ??= null;
+  e.upstream_latency_ms ??= null;
+  e.upstream_ttft_ms ??= null;
+  e.applied_guardrails ??= NO_GUARDRAILS;
+  e.guardrail_blocked ??= false;
+  e.guardrail_blocked_fail_closed ??= false;
+  e.guardrail_bypassed_reason ??= null;
+  e.guardrail_enforced_hits ??= NO_HITS;
+  e.guardrail_monitor_hits ??= NO_HITS;
+  e.request_headers ??= NO_HEADERS;
+  e.gateway_embedding_calls ??= { calls: [], dropped: 0 };
+  return e;
+}
+
+/** Longest captured header value; longer values are cut (a header is attribution, not payload). */
+export const MAX_CAPTURED_HEADER_CHARS = 1024;
+
+/** The configured request headers present on a request (names lowercase, values joined by `, `). */
+export function captureRequestHeaders(headers: IncomingHttpHeaders, names: readonly string[]): Record<string, string> {
+  let out: Record<string, string> | undefined;
+  for (const name of names) {
+    const v = headers[name];
+    if (v === undefined) continue;
+    const text = Array.isArray(v) ? v.join(', ') : v;
+    (out ??= {})[name] = text.length > MAX_CAPTURED_HEADER_CHARS ? text.slice(0, MAX_CAPTURED_HEADER_CHARS) : text;
+  }
+  return out ?? NO_HEADERS;
+}
+
+export interface NamedSink {
+  /** Bounded label value for tollgate_usage_events_rejected_total{sink}. */
+  readonly name: string;
+  readonly sink: UsageSink;
+}
+
+/**
+ * Fan-out to several sinks: completes each event's field list, captures the configured request
+ * headers, counts it, and hands it to every sink. One failing sink never stops the others or
+ * the request.
+ */
+export class UsageEmitter implements UsageSink {
+  private readonly sinks: readonly NamedSink[];
+  private readonly headerNames: readonly string[];
+  private readonly counters: UsageCounters | undefined;
+
+  constructor(sinks: readonly (UsageSink | NamedSink)[], options: { requestHeaders?: readonly string[]; counters?: UsageCounters } = {}) {
+    this.sinks = sinks.map((s, i) => ('sink' in s ? s : { name: `sink${i}`, sink: s }));
+    this.headerNames = (options.requestHeaders ?? []).map((h) => h.toLowerCase());
+    this.counters = options.counters;
   }
 
-  emit(event: UsageEvent): void {
-    for (const sink of this.sinks) {
+  emit(event: UsageEvent, req?: { headers: IncomingHttpHeaders }): void {
+    if (event.request_headers === undefined && req !== undefined && this.headerNames.length > 0) {
+      event.request_headers = captureRequestHeaders(req.headers, this.headerNames);
+    }
+    completeUsageEvent(event);
+    this.counters?.emitted(event);
+    for (const { name, sink } of this.sinks) {
       try {
-        sink.emit(event);
+        sink.emit(event, req);
       } catch {
         // A sink's failure is its own to count; usage delivery never fails a request.
+        this.counters?.rejected(name, 'sink_error');
       }
     }
   }
@@ -108,6 +231,10 @@ export interface AttemptRow {
   billable: false;
 }
 
+const round = (ms: number): number => Math.round(ms * 1000) / 1000;
+const span = (from: number | undefined, to: number | undefined): number | null =>
+  from === undefined || to === undefined || to < from ? null : round(to - from);
+
 /**
  * The usage event of a model-serving request, from its context: the terminal row at finalize, or
  * (with `attempt`) the zero-token row of one failed attempt.
@@ -115,7 +242,8 @@ export interface AttemptRow {
 export function usageEventFrom(ctx: RequestContext, attempt?: AttemptRow): UsageEvent {
   const u = attempt === undefined ? ctx.usage : undefined;
   const status = attempt?.status ?? ctx.status;
-  const elapsed = ctx.elapsedMs();
+  const latency = round(ctx.elapsedMs());
+  const terminal = attempt === undefined;
   return {
     type: 'usage',
     occurred_at: new Date().toISOString(),
@@ -124,24 +252,29 @@ export function usageEventFrom(ctx: RequestContext, attempt?: AttemptRow): Usage
     requested_model: ctx.requestedModel ?? '',
     model_id: attempt?.modelId ?? ctx.modelId ?? '',
     provider: ctx.provider ?? null,
-    provider_key_id: null,
+    provider_key_id: ctx.providerKeyId ?? null,
     api_key_id: ctx.apiKeyId ?? null,
     status,
     status_code: status,
     error_class: attempt?.errorClass ?? ctx.errorKind ?? null,
     error_message: attempt?.errorMessage ?? ctx.errorMessage ?? null,
     attempt_kind: ctx.attemptKind,
-    billable: attempt === undefined && status >= 200 && status < 300,
+    billable: terminal && status >= 200 && status < 300,
     stream: ctx.stream,
-    prompt_tokens: u?.promptTokens ?? (attempt === undefined ? null : 0),
-    completion_tokens: u?.completionTokens ?? (attempt === undefined ? null : 0),
+    prompt_tokens: u?.promptTokens ?? (terminal ? null : 0),
+    completion_tokens: u?.completionTokens ?? (terminal ? null : 0),
     total_tokens: storedTotal(u?.totalTokens),
     cached_tokens: u?.cachedTokens ?? null,
     cache_creation_tokens: u?.cacheCreationTokens ?? null,
     reasoning_tokens: u?.reasoningTokens ?? null,
-    latency_ms: Math.round(elapsed * 1000) / 1000,
-    ttft_ms: ctx.upstreamFirstByteMs === undefined ? null : Math.round(ctx.upstreamFirstByteMs * 1000) / 1000,
+    latency_ms: latency,
+    ttft_ms: ctx.upstreamFirstByteMs === undefined ? null : round(ctx.upstreamFirstByteMs),
     passthrough_route_name: null,
     client_identity: null,
+    upstream_model: ctx.upstreamModel ?? null,
+    downstream_latency_ms: latency,
+    downstream_ttft_ms: terminal && ctx.downstreamFirstByteMs !== undefined ? round(ctx.downstreamFirstByteMs) : null,
+    upstream_latency_ms: terminal ? span(ctx.upstreamSentMs, ctx.upstreamEndMs) : null,
+    upstream_ttft_ms: terminal ? span(ctx.upstreamSentMs, ctx.upstreamFirstByteMs) : null,
   };
 }

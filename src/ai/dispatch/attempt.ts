@@ -106,6 +106,8 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   }
   const { body, native } = planned;
   const adapter = t.adapter;
+  ctx.providerKeyId = t.providerKey.id;
+  ctx.providerKeyName = t.providerKey.name;
   if (adapter.local !== undefined) {
     answerLocal(ctx, call, adapter.local.chat({ ...body, stream_options: call.stream ? { include_usage: true } : undefined }, t.upstreamModel));
     return { ok: true };
@@ -118,6 +120,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const streamTimeoutMs = t.streamTimeoutMs ?? (settings.streamTimeoutMs > 0 ? settings.streamTimeoutMs : timeoutMs);
   const payload = JSON.stringify(body);
   const sentAt = performance.now();
+  ctx.upstreamSentMs = sentAt - ctx.startedAt;
   const result = await callUpstream({
     endpoint: upstreamEndpoint(endpoint.url),
     method: 'POST',
@@ -171,13 +174,15 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
     }
     return failed({ errorClass: failureKind(read) as AttemptErrorClass, status: undefined, retryAfterMs: undefined, error: upstreamFailureError(read) });
   }
-  ctx.upstreamFirstByteMs ??= ctx.elapsedMs();
+  ctx.upstreamEndMs = ctx.elapsedMs();
+  ctx.upstreamFirstByteMs ??= ctx.upstreamEndMs;
   const text = read.body.toString('utf8');
   const answer = native ? call.codec.nativeJson(text, call.alias) : translateJson(call, adapter, text);
   if (answer === undefined) {
     return failed({ errorClass: 'upstream_decode', status: undefined, retryAfterMs: undefined, error: new GatewayError('upstream_decode', 'upstream returned a body that is not a JSON object') });
   }
   recordUsage(ctx, answer.usage);
+  ctx.downstreamFirstByteMs = ctx.elapsedMs();
   sendBody(ctx, 200, answer.body, 'application/json');
   return { ok: true };
 }
@@ -198,6 +203,7 @@ function translateJson(call: CallerRequest, adapter: Adapter, text: string): { b
 /** The built-in mock answers in canonical form; render it in the caller's protocol. */
 function answerLocal(ctx: RequestContext, call: CallerRequest, reply: { kind: 'json'; body: Record<string, unknown> } | { kind: 'sse'; chunks: Record<string, unknown>[] }): void {
   ctx.upstreamFirstByteMs = ctx.elapsedMs();
+  ctx.downstreamFirstByteMs = ctx.upstreamFirstByteMs;
   if (reply.kind === 'json') {
     recordUsage(ctx, reply.body.usage as CanonicalUsage | undefined);
     sendBody(ctx, 200, call.codec.renderJson(reply.body, call.alias), 'application/json');

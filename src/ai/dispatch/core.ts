@@ -184,5 +184,6 @@ function emitFailedAttempt(ctx: RequestContext, usage: UsageSink, c: Candidate, 
       errorMessage: f.status !== undefined ? `upstream returned ${f.status}` : f.error.message,
       billable: false,
     }),
+    ctx.req,
   );
 }

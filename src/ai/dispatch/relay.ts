@@ -77,15 +77,19 @@ export function relayStream(
     let started = false;
     let finished = false;
     let timer: NodeJS.Timeout | undefined;
+    /** Status of the first in-band error event (0 while none arrived). */
+    let inBandStatus = 0;
 
     const start = (): void => {
       if (started) return;
       started = true;
       ctx.upstreamFirstByteMs ??= ctx.elapsedMs();
+      ctx.downstreamFirstByteMs = ctx.elapsedMs();
       startStream(ctx, 200, { ...SSE_HEADERS });
     };
     const settle = (): void => {
       finished = true;
+      ctx.upstreamEndMs = ctx.elapsedMs();
       if (timer !== undefined) clearTimeout(timer);
       unsubscribe();
       recordUsage(ctx, relay.usage);
@@ -132,7 +136,10 @@ export function relayStream(
         throw e;
       }
       start();
-      if (relay.inBandError) ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
+      if (relay.inBandError && inBandStatus === 0) {
+        inBandStatus = inBandErrorStatus(out);
+        ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
+      }
       if (out.length > 0 && !writeChunk(ctx, out)) {
         // The caller reads slower than the upstream writes: stop reading, and stop the idle clock.
         response.pause();
@@ -154,9 +161,11 @@ export function relayStream(
       out += end.text;
       start();
       if (relay.inBandError) {
+        if (inBandStatus === 0) inBandStatus = inBandErrorStatus(out);
         ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
         if (out.length > 0) writeChunk(ctx, out);
-        ctx.status = 502;
+        // Recorded at stream end (spec 2 §6.1): an in-band 4xx keeps its status, anything else is 502.
+        ctx.status = inBandStatus;
         settle();
         endStream(ctx);
         resolve();
@@ -178,4 +187,50 @@ export function relayStream(
     response.once('aborted', broke);
     arm();
   });
+}
+
+/** In-band error types and codes that name a client-side (4xx) failure. */
+const IN_BAND_4XX: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  context_length_exceeded: 400,
+  authentication_error: 401,
+  invalid_api_key: 401,
+  permission_error: 403,
+  permission_denied: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  rate_limit_exceeded: 429,
+  insufficient_quota: 429,
+};
+
+/**
+ * The status a stream that carried an in-band error is recorded with: the error's own 4xx when
+ * its frame names one (a numeric status or code, or a known type or code), else 502. Reads the
+ * relayed text of the error frame; runs once per failed stream.
+ */
+export function inBandErrorStatus(text: string): number {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('data:') || !line.includes('"error"')) continue;
+    let frame: unknown;
+    try {
+      frame = JSON.parse(line.slice(5));
+    } catch {
+      continue;
+    }
+    if (frame === null || typeof frame !== 'object') continue;
+    const outer = frame as Record<string, unknown>;
+    // Only an error frame counts (a content delta may well contain the word "error").
+    if (outer.error === null || typeof outer.error !== 'object') continue;
+    const inner = outer.error as Record<string, unknown>;
+    for (const v of [inner.status, inner.status_code, inner.code, inner.http_status]) {
+      const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{3}$/.test(v) ? Number(v) : undefined;
+      if (n !== undefined && n >= 400 && n <= 499) return n;
+    }
+    for (const v of [inner.type, inner.code]) {
+      if (typeof v === 'string' && Object.hasOwn(IN_BAND_4XX, v)) return IN_BAND_4XX[v];
+    }
+    return 502;
+  }
+  return 502;
 }

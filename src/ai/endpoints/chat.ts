@@ -6,6 +6,7 @@ import { openAIChatCodec } from '../dispatch/codecs.ts';
 import { dispatch } from '../dispatch/core.ts';
 import { authenticate, currentSnapshot, resolveModel } from '../phases.ts';
 import type { ProxyOptions } from '../proxy.ts';
+import { admitLimits } from '../../limits/admit.ts';
 
 export async function chatCompletions(ctx: RequestContext, options: ProxyOptions): Promise<void> {
   ctx.operation = 'chat';
@@ -14,6 +15,7 @@ export async function chatCompletions(ctx: RequestContext, options: ProxyOptions
   const request = parseChatRequest(await readBody(ctx, options.bodyLimitBytes));
   ctx.stream = request.stream === true;
   const resolved = resolveModel(ctx, snapshot, key, request.model);
+  await admitLimits(ctx, options.limits, snapshot, key, resolved.entry, openAIChatCodec);
   await dispatch(ctx, {
     codec: openAIChatCodec,
     operation: 'chat',

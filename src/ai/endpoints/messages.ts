@@ -8,6 +8,7 @@ import { anthropicMessagesCodec } from '../dispatch/messages-codec.ts';
 import { dispatch } from '../dispatch/core.ts';
 import { authenticate, currentSnapshot, resolveModel } from '../phases.ts';
 import type { ProxyOptions } from '../proxy.ts';
+import { admitLimits } from '../../limits/admit.ts';
 
 export async function messages(ctx: RequestContext, options: ProxyOptions): Promise<void> {
   ctx.operation = 'messages';
@@ -16,6 +17,7 @@ export async function messages(ctx: RequestContext, options: ProxyOptions): Prom
   const request = parseMessagesRequest(await readBody(ctx, options.bodyLimitBytes));
   ctx.stream = request.stream === true;
   const resolved = resolveModel(ctx, snapshot, key, request.model);
+  await admitLimits(ctx, options.limits, snapshot, key, resolved.entry, anthropicMessagesCodec);
   await dispatch(ctx, {
     codec: anthropicMessagesCodec,
     operation: 'messages',

@@ -1,0 +1,222 @@
+// One `otlp_http` observability exporter: usage events as spans, POSTed as OTLP/HTTP JSON.
+// Emitting only queues the event (bounded; overflow is dropped and counted). Batches leave on a
+// timer or when full, one request at a time. Delivery (spec 2 §6.2): 2xx delivered; 408, 429,
+// 5xx and transport failures retried with exponential backoff (Retry-After honoured) within a
+// five-minute budget per batch; any other 4xx drops the batch at once. Every dropped event is
+// counted in tollgate_otlp_fanout_drops_total{exporter,reason}.
+import type { UsageEvent, UsageSink } from '../usage-events.ts';
+import { exportRequest, usageEventToSpan } from './span.ts';
+
+export type DropReason = 'permanent_error' | 'retry_budget_exhausted' | 'queue_full';
+
+export interface OtlpExporterConfig {
+  name: string;
+  endpoint: string;
+  headers: Readonly<Record<string, string>>;
+  /** 0..1; events are sampled per request id, so a request's rows stay together. */
+  sampleRate: number;
+}
+
+export interface OtlpExporterHooks {
+  exported(exporter: string, events: number): void;
+  dropped(exporter: string, reason: DropReason, events: number): void;
+  /** A delivery problem worth a log line (never carries the exporter's headers). */
+  warn(exporter: string, message: string, detail: Record<string, unknown>): void;
+}
+
+export interface OtlpExporterTuning {
+  batchSize: number;
+  flushMs: number;
+  maxQueue: number;
+  retryBudgetMs: number;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  requestTimeoutMs: number;
+}
+
+export const DEFAULT_TUNING: OtlpExporterTuning = {
+  batchSize: 512,
+  flushMs: 1000,
+  maxQueue: 8192,
+  retryBudgetMs: 5 * 60 * 1000,
+  initialBackoffMs: 1000,
+  maxBackoffMs: 30_000,
+  requestTimeoutMs: 10_000,
+};
+
+/** Statuses worth another try: the collector is busy or failing, not refusing the payload. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/** FNV-1a of the request id, in [0, 1): the same id always samples the same way. */
+function sampleKey(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    h ^= id.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0) / 0x1_0000_0000;
+}
+
+/** Retry-After as milliseconds (seconds or an HTTP date), capped by the caller. */
+function retryAfterMs(header: string | null, now: number): number | undefined {
+  if (header === null) return undefined;
+  const s = Number(header);
+  if (Number.isFinite(s) && s >= 0) return s * 1000;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    setTimeout(resolve, ms).unref();
+  });
+
+export class OtlpHttpExporter implements UsageSink {
+  readonly config: OtlpExporterConfig;
+  private readonly hooks: OtlpExporterHooks;
+  private readonly tuning: OtlpExporterTuning;
+  private readonly serviceVersion: string;
+  private queue: UsageEvent[] = [];
+  private sending: Promise<void> | undefined;
+  private closed = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(config: OtlpExporterConfig, hooks: OtlpExporterHooks, tuning: Partial<OtlpExporterTuning> = {}, serviceVersion = '0') {
+    this.config = config;
+    this.hooks = hooks;
+    this.tuning = { ...DEFAULT_TUNING, ...tuning };
+    this.serviceVersion = serviceVersion;
+    this.timer = setInterval(() => this.kick(), this.tuning.flushMs);
+    this.timer.unref();
+  }
+
+  emit(event: UsageEvent): void {
+    if (this.closed) return;
+    const rate = this.config.sampleRate;
+    if (rate < 1 && (rate <= 0 || sampleKey(event.request_id) >= rate)) return;
+    if (this.queue.length >= this.tuning.maxQueue) {
+      this.hooks.dropped(this.config.name, 'queue_full', 1);
+      return;
+    }
+    this.queue.push(event);
+    if (this.queue.length >= this.tuning.batchSize) this.kick();
+  }
+
+  /** Events queued and not yet handed to a request. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Start sending if idle; returns the running delivery loop. */
+  kick(): Promise<void> {
+    if (this.sending === undefined && this.queue.length > 0) {
+      this.sending = this.drain().finally(() => {
+        this.sending = undefined;
+      });
+    }
+    return this.sending ?? Promise.resolve();
+  }
+
+  /** Stop taking events; deliver what is queued, waiting at most `graceMs`. */
+  async close(graceMs = 2000): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await Promise.race([this.kick(), sleep(graceMs)]);
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.tuning.batchSize);
+      await this.deliver(batch);
+    }
+  }
+
+  private async deliver(batch: UsageEvent[]): Promise<void> {
+    const name = this.config.name;
+    const body = JSON.stringify(exportRequest(batch.map(usageEventToSpan), 'tollgate', this.serviceVersion));
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      let status: number | undefined;
+      let retryAfter: string | null = null;
+      let failure: string | undefined;
+      try {
+        const res = await fetch(this.config.endpoint, {
+          method: 'POST',
+          headers: { ...this.config.headers, 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(this.tuning.requestTimeoutMs),
+        });
+        status = res.status;
+        retryAfter = res.headers.get('retry-after');
+        await res.arrayBuffer().catch(() => undefined);
+      } catch (err) {
+        failure = (err as Error).name === 'TimeoutError' ? 'request timed out' : 'transport error';
+      }
+      if (status !== undefined && status >= 200 && status < 300) {
+        this.hooks.exported(name, batch.length);
+        return;
+      }
+      if (status !== undefined && !isRetryableStatus(status)) {
+        this.hooks.dropped(name, 'permanent_error', batch.length);
+        this.hooks.warn(name, 'otlp export refused: batch dropped', { status, events: batch.length });
+        return;
+      }
+      const backoff = Math.min(this.tuning.maxBackoffMs, this.tuning.initialBackoffMs * 2 ** (attempt - 1));
+      const jittered = backoff / 2 + Math.random() * (backoff / 2);
+      const now = Date.now();
+      const delay = Math.min(this.tuning.maxBackoffMs, retryAfterMs(retryAfter, now) ?? jittered);
+      if (now + delay - started > this.tuning.retryBudgetMs || this.closed) {
+        this.hooks.dropped(name, 'retry_budget_exhausted', batch.length);
+        this.hooks.warn(name, 'otlp export kept failing: batch dropped', { status, error: failure, attempts: attempt, events: batch.length });
+        return;
+      }
+      await sleep(delay);
+    }
+  }
+}
+
+/**
+ * The running otlp_http exporters, reconciled with the resources on every apply: an unchanged
+ * exporter keeps its queue, a changed or removed one is flushed and closed.
+ */
+export class OtlpExporterSet implements UsageSink {
+  private readonly hooks: OtlpExporterHooks;
+  private readonly tuning: Partial<OtlpExporterTuning>;
+  private readonly version: string;
+  private running = new Map<string, { key: string; exporter: OtlpHttpExporter }>();
+  private list: OtlpHttpExporter[] = [];
+
+  constructor(hooks: OtlpExporterHooks, tuning: Partial<OtlpExporterTuning> = {}, version = '0') {
+    this.hooks = hooks;
+    this.tuning = tuning;
+    this.version = version;
+  }
+
+  update(configs: readonly OtlpExporterConfig[]): void {
+    const next = new Map<string, { key: string; exporter: OtlpHttpExporter }>();
+    for (const c of configs) {
+      const key = JSON.stringify([c.endpoint, c.headers, c.sampleRate]);
+      const old = this.running.get(c.name);
+      next.set(c.name, old !== undefined && old.key === key ? old : { key, exporter: new OtlpHttpExporter(c, this.hooks, this.tuning, this.version) });
+    }
+    for (const [name, old] of this.running) {
+      if (next.get(name) !== old) void old.exporter.close();
+    }
+    this.running = next;
+    this.list = [...next.values()].map((v) => v.exporter);
+  }
+
+  get size(): number {
+    return this.list.length;
+  }
+
+  emit(event: UsageEvent): void {
+    for (const e of this.list) e.emit(event);
+  }
+
+  async close(graceMs = 2000): Promise<void> {
+    await Promise.all(this.list.map((e) => e.close(graceMs)));
+  }
+}

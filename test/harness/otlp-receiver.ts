@@ -1,0 +1,92 @@
+// A small local OTLP/HTTP receiver for tests: records every request (headers and parsed JSON
+// body) and answers from a queue of scripted statuses (then 200). Listens on 127.0.0.1:0.
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface ReceivedExport {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  /** The parsed ExportTraceServiceRequest. */
+  body: any;
+  /** The status the receiver answered with. */
+  status: number;
+}
+
+export interface OtlpReceiver {
+  /** http://127.0.0.1:<port>/v1/traces */
+  url: string;
+  received: ReceivedExport[];
+  /** Queue statuses for the next requests (each request takes one; afterwards 200). */
+  script(...statuses: Array<number | { status: number; headers?: Record<string, string> }>): void;
+  /** Every span received with a 2xx answer, flattened. */
+  acceptedSpans(): any[];
+  /** Resolve once `n` requests arrived (reject after timeoutMs, default 10 s). */
+  waitForRequests(n: number, timeoutMs?: number): Promise<void>;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+  const received: ReceivedExport[] = [];
+  let queue: Array<{ status: number; headers?: Record<string, string> }> = [];
+  const waiters: Array<() => void> = [];
+  const sockets = new Set<Socket>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const next = queue.shift() ?? { status: 200 };
+      let body: unknown;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      received.push({ path: req.url ?? '/', headers: req.headers, body, status: next.status });
+      res.writeHead(next.status, { 'content-type': 'application/json', ...next.headers }).end(next.status < 300 ? '{}' : '{"code":3,"message":"scripted"}');
+      for (const w of waiters.splice(0)) w();
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    received,
+    script(...statuses) {
+      queue.push(...statuses.map((s) => (typeof s === 'number' ? { status: s } : s)));
+    },
+    acceptedSpans() {
+      return received
+        .filter((r) => r.status >= 200 && r.status < 300)
+        .flatMap((r) => r.body?.resourceSpans ?? [])
+        .flatMap((rs: any) => rs.scopeSpans ?? [])
+        .flatMap((ss: any) => ss.spans ?? []);
+    },
+    async waitForRequests(n, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (received.length < n) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`otlp receiver: ${received.length} of ${n} requests after ${timeoutMs} ms`);
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, left);
+          waiters.push(() => {
+            clearTimeout(t);
+            resolve();
+          });
+        });
+      }
+    },
+    reset() {
+      received.length = 0;
+      queue = [];
+    },
+    close() {
+      for (const s of sockets) s.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
