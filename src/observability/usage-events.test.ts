@@ -2,7 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestContext } from '../http/context.ts';
-import { captureRequestHeaders, MAX_CAPTURED_HEADER_CHARS, MemoryUsageSink, UsageEmitter, usageEventFrom, type UsageEvent } from './usage-events.ts';
+import { captureRequestHeaders, LogUsageSink, MAX_CAPTURED_HEADER_CHARS, MemoryUsageSink, UsageEmitter, usageEventFrom, type UsageEvent } from './usage-events.ts';
+import { pino } from 'pino';
+import { createLogger } from './logger.ts';
 
 function context(): RequestContext {
   const req = { method: 'POST', headers: {} } as unknown as IncomingMessage;
@@ -102,4 +104,27 @@ test('a failing sink is counted and never stops the others', () => {
   assert.equal(sink.events.length, 1);
   assert.deepEqual(counted, ['unknown']);
   assert.deepEqual(rejected, ['broken:sink_error']);
+});
+
+test('LogUsageSink writes one JSON line: the log frame fields, then the event unchanged', () => {
+  const lines: string[] = [];
+  const logger = createLogger('info', true);
+  const stream = (logger as unknown as Record<symbol, { write(s: string): unknown }>)[pino.symbols.streamSym];
+  const original = stream.write;
+  stream.write = (s: string) => lines.push(s);
+  try {
+    const event = usageEventFrom(context());
+    new LogUsageSink(logger).emit(event);
+    assert.equal(lines.length, 1);
+    assert.ok(lines[0].endsWith('}\n'));
+    const parsed = JSON.parse(lines[0]);
+    assert.equal(parsed.level, 'info');
+    assert.equal(parsed.service, 'tollgate');
+    assert.equal(parsed.time, event.occurred_at);
+    assert.equal(parsed.msg, 'usage');
+    const { level: _l, service: _s, time: _t, msg: _m, ...rest } = parsed;
+    assert.deepEqual(rest, JSON.parse(JSON.stringify(event)));
+  } finally {
+    stream.write = original;
+  }
 });
