@@ -16,25 +16,12 @@ import { SseEventAssembler, SseFrameTooLarge, SseLineSplitter, type SseFrame } f
 import { isModelShape, type RequestShape } from './request-shape.ts';
 import { isObject, mergeTokenCounts, readTokenCounts, type TokenCounts } from './token-counts.ts';
 import { findTopLevelMember } from '../lib/json-scan.ts';
+import { inBandStatusOf } from '../lib/in-band-status.ts';
 
 export interface InBandError {
   readonly status: number;
   readonly message: string;
 }
-
-const ERROR_STATUS: Readonly<Record<string, number>> = {
-  invalid_request_error: 400,
-  context_length_exceeded: 400,
-  authentication_error: 401,
-  invalid_api_key: 401,
-  permission_error: 403,
-  permission_denied: 403,
-  not_found_error: 404,
-  request_too_large: 413,
-  rate_limit_error: 429,
-  rate_limit_exceeded: 429,
-  insufficient_quota: 429,
-};
 
 const MAX_MESSAGE = 256;
 const THREE_DIGITS = /^\d{3}$/;
@@ -47,7 +34,8 @@ export function inBandStatus(err: unknown): number {
     if (n !== undefined && n >= 400 && n <= 499) return n;
   }
   for (const v of [err.type, err.code]) {
-    if (typeof v === 'string' && Object.hasOwn(ERROR_STATUS, v)) return ERROR_STATUS[v];
+    const status = inBandStatusOf(v);
+    if (status !== undefined) return status;
   }
   return 502;
 }

@@ -10,6 +10,7 @@ import type { CanonicalUsage } from '../protocols/canonical.ts';
 import type { StreamDecoder } from '../providers/contract.ts';
 import type { CallerCodec, NativeRelay, StreamEncoder } from './codecs.ts';
 import { recordUsage } from './usage.ts';
+import { inBandStatusOf } from '../../lib/in-band-status.ts';
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -189,21 +190,6 @@ export function relayStream(
   });
 }
 
-/** In-band error types and codes that name a client-side (4xx) failure. */
-const IN_BAND_4XX: Readonly<Record<string, number>> = {
-  invalid_request_error: 400,
-  context_length_exceeded: 400,
-  authentication_error: 401,
-  invalid_api_key: 401,
-  permission_error: 403,
-  permission_denied: 403,
-  not_found_error: 404,
-  request_too_large: 413,
-  rate_limit_error: 429,
-  rate_limit_exceeded: 429,
-  insufficient_quota: 429,
-};
-
 /**
  * The status a stream that carried an in-band error is recorded with: the error's own 4xx when
  * its frame names one (a numeric status or code, or a known type or code), else 502. Reads the
@@ -228,7 +214,8 @@ export function inBandErrorStatus(text: string): number {
       if (n !== undefined && n >= 400 && n <= 499) return n;
     }
     for (const v of [inner.type, inner.code]) {
-      if (typeof v === 'string' && Object.hasOwn(IN_BAND_4XX, v)) return IN_BAND_4XX[v];
+      const status = inBandStatusOf(v);
+      if (status !== undefined) return status;
     }
     return 502;
   }

@@ -1,0 +1,13 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { inBandStatusOf } from './in-band-status.ts';
+
+test('in-band error types and codes map to their 4xx; anything else is undefined (a 502 upstream failure)', () => {
+  assert.equal(inBandStatusOf('rate_limit_error'), 429);
+  assert.equal(inBandStatusOf('insufficient_quota'), 429);
+  assert.equal(inBandStatusOf('invalid_request_error'), 400);
+  assert.equal(inBandStatusOf('not_found_error'), 404);
+  assert.equal(inBandStatusOf('overloaded_error'), undefined);
+  assert.equal(inBandStatusOf('toString'), undefined, 'prototype names are not types');
+  assert.equal(inBandStatusOf(429), undefined);
+});
