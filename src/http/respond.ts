@@ -59,6 +59,20 @@ export function writeChunk(ctx: RequestContext, chunk: string | Buffer): boolean
   return ctx.res.write(chunk);
 }
 
+/**
+ * Write a relayed chunk with backpressure: when the caller's socket buffer is full, stop reading
+ * `source` until it drains. On drain `onDrain` runs first and returns false when the relay ended
+ * meanwhile (the source then stays paused). Returns false when it paused the source.
+ */
+export function relayChunk(ctx: RequestContext, chunk: string | Buffer, source: { pause(): void; resume(): void }, onDrain: () => boolean): boolean {
+  if (writeChunk(ctx, chunk)) return true;
+  source.pause();
+  ctx.res.once('drain', () => {
+    if (onDrain()) source.resume();
+  });
+  return false;
+}
+
 export function endStream(ctx: RequestContext): void {
   if (!ctx.res.writableEnded) ctx.res.end();
 }

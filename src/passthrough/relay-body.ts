@@ -6,7 +6,7 @@
 // cuts the connection (the caller sees a short body) and is recorded as 502 or 504.
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { writeChunk } from '../http/respond.ts';
+import { relayChunk, writeChunk } from '../http/respond.ts';
 import { bufferedTokenCounts } from './buffered-usage.ts';
 import { passthroughError, type PassthroughError } from './errors.ts';
 import type { PassthroughExchange } from './exchange.ts';
@@ -113,18 +113,18 @@ export function relayBody(
       const timeout: PassthroughError = passthroughError('upstream_timeout', `upstream request timed out after ${timeoutMs}ms`);
       timer = setTimeout(() => fail({ error: timeout, errorClass: 'timeout' }), Math.max(1, due - performance.now()));
     };
+    let left = 0;
+    const resumeAfterDrain = (): boolean => {
+      if (finished) return false;
+      if (due > 0) due = performance.now() + left;
+      arm();
+      return true;
+    };
     const write = (chunk: Buffer): void => {
-      if (writeChunk(ctx, chunk)) return;
+      if (relayChunk(ctx, chunk, response, resumeAfterDrain)) return;
       // The caller is the slow side: the bound is on the upstream, so its clock stops meanwhile.
-      response.pause();
-      const left = due - performance.now();
+      left = due - performance.now();
       if (timer !== undefined) clearTimeout(timer);
-      res.once('drain', () => {
-        if (finished) return;
-        if (due > 0) due = performance.now() + left;
-        arm();
-        response.resume();
-      });
     };
 
     arm();

@@ -9,7 +9,7 @@
 // break, 502; a read timeout, 504. A break or timeout after the head ends the stream with an
 // `event: error` frame in the gateway envelope; the HTTP status is already on the wire.
 import type { IncomingMessage } from 'node:http';
-import { endStream, writeChunk } from '../http/respond.ts';
+import { endStream, relayChunk, writeChunk } from '../http/respond.ts';
 import { errorFrame, passthroughError } from './errors.ts';
 import type { PassthroughExchange } from './exchange.ts';
 import type { ResponseFailure, ResponseFilter } from './hooks.ts';
@@ -89,6 +89,11 @@ export function relayEventStream(
         endWith({ error: passthroughError('upstream_timeout', `upstream stream timed out after ${idleMs}ms without data`), errorClass: 'timeout' });
       }, idleMs);
     };
+    const resumeAfterDrain = (): boolean => {
+      if (finished) return false;
+      arm();
+      return true;
+    };
     const unsubscribe = ctx.onCancel(() => {
       if (finished) return;
       stop();
@@ -116,14 +121,9 @@ export function relayEventStream(
         }
       }
       decoder?.write(chunk);
-      if (!writeChunk(ctx, chunk)) {
-        response.pause();
+      if (!relayChunk(ctx, chunk, response, resumeAfterDrain)) {
+        // The caller is the slow side: the idle clock stops meanwhile.
         if (timer !== undefined) clearTimeout(timer);
-        ctx.res.once('drain', () => {
-          if (finished) return;
-          arm();
-          response.resume();
-        });
         return;
       }
       arm();

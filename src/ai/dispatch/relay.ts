@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../../lib/errors.ts';
 import { SseEventAssembler, SseFrameTooLarge, SseLineSplitter, type SseFrame } from '../../lib/sse-lines.ts';
 import type { RequestContext } from '../../http/context.ts';
-import { endStream, startStream, writeChunk } from '../../http/respond.ts';
+import { endStream, relayChunk, startStream, writeChunk } from '../../http/respond.ts';
 import type { CanonicalUsage } from '../protocols/canonical.ts';
 import type { StreamDecoder } from '../providers/contract.ts';
 import type { CallerCodec, NativeRelay, StreamEncoder } from './codecs.ts';
@@ -116,6 +116,11 @@ export function relayStream(
         fail(new GatewayError('upstream_timeout', `upstream stream timed out after ${idleMs}ms without data`), 'timeout');
       }, idleMs);
     };
+    const resumeAfterDrain = (): boolean => {
+      if (finished) return false;
+      arm();
+      return true;
+    };
     const unsubscribe = ctx.onCancel(() => {
       if (finished) return;
       settle();
@@ -141,15 +146,9 @@ export function relayStream(
         inBandStatus = inBandErrorStatus(out);
         ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
       }
-      if (out.length > 0 && !writeChunk(ctx, out)) {
-        // The caller reads slower than the upstream writes: stop reading, and stop the idle clock.
-        response.pause();
+      if (out.length > 0 && !relayChunk(ctx, out, response, resumeAfterDrain)) {
+        // The caller reads slower than the upstream writes: the idle clock stops meanwhile.
         if (timer !== undefined) clearTimeout(timer);
-        ctx.res.once('drain', () => {
-          if (finished) return;
-          arm();
-          response.resume();
-        });
         return;
       }
       arm();

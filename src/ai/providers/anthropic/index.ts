@@ -7,6 +7,7 @@ import { encodeAnthropicRequest } from './encode.ts';
 import { applyParamRenames } from '../param-renames.ts';
 import { classifyAnthropicError } from './errors.ts';
 import { AnthropicStreamDecoder } from './stream.ts';
+import { trimApiBase } from '../api-base.ts';
 
 export const ANTHROPIC_DEFAULT_BASE = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -16,16 +17,7 @@ const PASTED_SUFFIXES = ['/v1/messages/count_tokens', '/v1/messages', '/v1'];
 
 /** Normalise an api_base to the host root: trim, drop trailing slashes and a pasted `/v1` or `/v1/messages`. */
 export function normalizeAnthropicBase(apiBase: string): string {
-  let base = apiBase.trim();
-  while (base.endsWith('/')) base = base.slice(0, -1);
-  for (const suffix of PASTED_SUFFIXES) {
-    if (base.endsWith(suffix)) {
-      base = base.slice(0, -suffix.length);
-      break;
-    }
-  }
-  while (base.endsWith('/')) base = base.slice(0, -1);
-  return base;
+  return trimApiBase(apiBase, PASTED_SUFFIXES);
 }
 
 function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Error {

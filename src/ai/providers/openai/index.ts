@@ -4,6 +4,7 @@ import { readOpenAIError } from '../../protocols/openai-chat.ts';
 import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation, ProviderKeyView } from '../contract.ts';
 import { headerValue, parseRetryAfter } from '../../../lib/http-headers.ts';
 import { applyParamRenames } from '../param-renames.ts';
+import { trimApiBase } from '../api-base.ts';
 
 export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1';
 
@@ -11,16 +12,8 @@ const PASTED_SUFFIXES = ['/chat/completions', '/completions', '/embeddings', '/r
 
 /** Normalise an api_base: trim, drop trailing slashes and pasted endpoint suffixes, add `/v1` to a bare OpenAI host. */
 export function normalizeOpenAIBase(apiBase: string): string {
-  let base = apiBase.trim();
-  while (base.endsWith('/')) base = base.slice(0, -1);
-  for (const suffix of PASTED_SUFFIXES) {
-    if (base.endsWith(suffix)) {
-      base = base.slice(0, -suffix.length);
-      break;
-    }
-  }
-  if (/^https?:\/\/api\.openai\.com$/.test(base)) base += '/v1';
-  return base;
+  const base = trimApiBase(apiBase, PASTED_SUFFIXES);
+  return /^https?:\/\/api\.openai\.com$/.test(base) ? `${base}/v1` : base;
 }
 
 /** Reference-family reasoning models take `max_completion_tokens` instead of `max_tokens`. */

@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadResourcesText } from '../../resources/loader.ts';
+import { Snapshot } from '../../snapshot/snapshot.ts';
+import { groupPlan } from './groups.ts';
+
+const YAML = `
+_format_version: "1"
+provider_keys:
+  - { display_name: up, provider: openai, api_key: k, api_base: "http://127.0.0.1:1/v1" }
+models:
+  - { display_name: a, provider: openai, model_name: up-a, provider_key: up, retries: 3, timeout: 111 }
+  - { display_name: b, provider: openai, model_name: up-b, provider_key: up, cost: { input_per_1k: 0.5, output_per_1k: 1.5 } }
+  - { display_name: "w-*", provider: openai, provider_key: up }
+  - display_name: inner
+    timeout: 222
+    stream_timeout: 333
+    routing: { targets: [ { model: b, weight: 4 }, { model: w-x } ] }
+  - display_name: outer
+    timeout: 999
+    routing:
+      retries: 1
+      targets: [ { model: a, priority: 2 }, { model: inner, priority: 1 }, { model: w-y } ]
+`;
+
+function plan() {
+  const r = loadResourcesText(YAML, {});
+  assert.ok(r.ok, r.ok ? '' : r.errors.join('\n'));
+  const snapshot = new Snapshot(r.resources, 1, r.count);
+  const outer = snapshot.resolveModel('outer')!.entry;
+  return groupPlan(snapshot, outer, 2);
+}
+
+test('nested groups are flattened in place with the outer priority and their own weights', () => {
+  const targets = plan().state.config.targets;
+  assert.deepEqual(targets.map((t) => [t.name, t.upstreamModel, t.priority, t.weight]), [
+    ['a', 'up-a', 2, 1],
+    ['b', 'up-b', 1, 4],
+    ['w-*', 'x', 1, 1],
+    ['w-*', 'y', 0, 1],
+  ]);
+});
+
+test('a wildcard model serving two targets gets one health key per served name', () => {
+  const keys = plan().state.config.targets.map((t) => t.key);
+  assert.equal(new Set(keys).size, keys.length);
+  assert.match(keys[2], /#x$/);
+  assert.match(keys[3], /#y$/);
+});
+
+test('timeouts: the model\'s own, else its nearest group\'s; retries and cost come from the model', () => {
+  const [a, b, wx, wy] = plan().state.config.targets;
+  assert.equal(a.timeoutMs, 111);
+  assert.equal(b.timeoutMs, 222, 'inner group timeout');
+  assert.equal(b.streamTimeoutMs, 333);
+  assert.equal(wx.timeoutMs, 222);
+  assert.equal(wy.timeoutMs, 999, 'outer group timeout');
+  assert.equal(a.retries, 3);
+  assert.equal(b.retries, undefined);
+  assert.equal(b.costPer1k, 2);
+  assert.equal(a.costPer1k, undefined);
+});
+
+test('the plan is compiled once per group entry; group retry settings come from routing', () => {
+  const r = loadResourcesText(YAML, {});
+  assert.ok(r.ok);
+  const snapshot = new Snapshot(r.resources, 1, r.count);
+  const outer = snapshot.resolveModel('outer')!.entry;
+  const p = groupPlan(snapshot, outer, 2);
+  assert.equal(groupPlan(snapshot, outer, 2), p);
+  assert.equal(p.retry.retries, 1);
+  assert.equal(p.retry.deploymentRetries, 2);
+});
