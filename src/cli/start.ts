@@ -16,6 +16,7 @@ import { createDebugHandler } from '../observability/debug-server.ts';
 import { createStatusHandler, type ConfigStatus } from '../observability/status-server.ts';
 import { listen, type Listener } from '../http/server.ts';
 import { createClientIpResolver } from '../http/real-ip.ts';
+import { compileUrlRewrites } from '../http/url-rewrite.ts';
 import { closeUpstreamPools } from '../http/upstream.ts';
 import { createLimiter } from '../limits/create.ts';
 import { passthroughLimitCheck } from '../limits/passthrough.ts';
@@ -187,6 +188,8 @@ function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycl
     requestIdHeaders: config.proxy.request_id.accept_headers,
     clientIp: createClientIpResolver(config.proxy.real_ip),
     realIpHeader: config.proxy.real_ip.header,
+    // No rules: no rewriter at all, so the request path pays nothing.
+    rewriteUrl: config.proxy.url_rewrites.length > 0 ? compileUrlRewrites(config.proxy.url_rewrites) : undefined,
     upstream: {
       timeoutMs: config.upstream.timeout_ms,
       streamTimeoutMs: config.upstream.stream_timeout_ms,

@@ -44,6 +44,7 @@ const DEFAULTS: GatewayConfig = {
     request_body_limit_bytes: 33554432,
     request_id: { accept_headers: ['x-tollgate-request-id'] },
     real_ip: { header: 'x-forwarded-for', trusted_proxies: [], recursive: false },
+    url_rewrites: [],
   },
   admin: { enabled: false, addr: '127.0.0.1:9180', admin_keys: [] },
   observability: {
@@ -142,6 +143,9 @@ proxy:
     header: X-Real-IP
     trusted_proxies: [10.0.0.0/8, "::1", 192.168.1.7]
     recursive: true
+  url_rewrites:
+    - {name: openai-prefix, match: "^/openai/v1/", rewrite: /v1/}
+    - {match: "^/p/(?<provider>[a-z]+)/", rewrite: "/passthrough/$<provider>/"}
 admin:
   enabled: true
   addr: localhost:0
@@ -197,6 +201,10 @@ ratelimit:
         request_body_limit_bytes: 0,
         request_id: { accept_headers: ['x-request-id', 'x-correlation-id'] },
         real_ip: { header: 'x-real-ip', trusted_proxies: ['10.0.0.0/8', '::1', '192.168.1.7'], recursive: true },
+        url_rewrites: [
+          { name: 'openai-prefix', match: '^/openai/v1/', rewrite: '/v1/' },
+          { match: '^/p/(?<provider>[a-z]+)/', rewrite: '/passthrough/$<provider>/' },
+        ],
       },
       admin: { enabled: true, addr: 'localhost:0', admin_keys: ['k-one', 'k-two'] },
       observability: {
@@ -294,6 +302,8 @@ proxy:
   adrr: 0.0.0.0:3000
   real_ip:
     trusted: []
+  url_rewrites:
+    - {match: ^/a, rewrite: /b, flags: i}
 admin:
   keys: [a]
 observability:
@@ -310,6 +320,7 @@ shutdown:
         'foo: unknown key',
         'proxy.adrr: unknown key',
         'proxy.real_ip.trusted: unknown key',
+        'proxy.url_rewrites[0].flags: unknown key',
         'admin.keys: unknown key',
         'observability.metrics.prometheus.port: unknown key',
         'observability.metrics.otlp: unknown key',
@@ -425,6 +436,53 @@ observability: {metrics: {prometheus: {addr: "::1:9090"}}}
       'observability.debug.path: must be a path starting with / (no spaces, query or fragment)',
       'observability.metrics.labels.team_name: must be true or false',
       'observability.metrics.labels.tenant: unknown key',
+    ]);
+  });
+
+  test('proxy.url_rewrites: each rule needs match and rewrite; a bad regex is named by its key path', () => {
+    assertErrors(
+      fromYaml(`
+proxy:
+  url_rewrites:
+    - {name: ok, match: "^/a/(.*)$", rewrite: /b/$1}
+    - {name: broken, match: "^/v1/(chat", rewrite: /x}
+    - {match: "a{2,1}", rewrite: /y}
+    - {rewrite: /z}
+    - {match: "", rewrite: /z}
+    - {match: ^/m}
+    - {match: ^/n, rewrite: 7}
+    - not-a-mapping
+    - {name: "", match: ^/o, rewrite: /o}
+`),
+      [
+        'proxy.url_rewrites[1].match: invalid regular expression: Unterminated group',
+        'proxy.url_rewrites[2].match: invalid regular expression: numbers out of order in {} quantifier',
+        'proxy.url_rewrites[3].match: required',
+        'proxy.url_rewrites[4].match: must not be empty',
+        'proxy.url_rewrites[5].rewrite: required',
+        'proxy.url_rewrites[6].rewrite: must be a string',
+        'proxy.url_rewrites[7]: must be a mapping',
+        'proxy.url_rewrites[8].name: must not be empty',
+      ],
+    );
+    assertErrors(fromYaml('proxy:\n  url_rewrites: {match: ^/a, rewrite: /b}\n'), ['proxy.url_rewrites: must be a list']);
+  });
+
+  test('proxy.url_rewrites: match is capped at 512 characters; an empty rewrite is allowed', () => {
+    const long = `^/${'a'.repeat(511)}`;
+    assertErrors(fromYaml(`proxy:\n  url_rewrites:\n    - {match: "${long}", rewrite: /x}\n`), [
+      'proxy.url_rewrites[0].match: must be at most 512 characters',
+    ]);
+    const atCap = `^/${'a'.repeat(510)}`;
+    const config = ok(fromYaml(`proxy:\n  url_rewrites:\n    - {match: "${atCap}", rewrite: ""}\n`));
+    assert.deepEqual(config.proxy.url_rewrites, [{ match: atCap, rewrite: '' }]);
+  });
+
+  test('proxy.url_rewrites can come from the environment as a JSON array; errors name the variable', () => {
+    const config = ok(fromEnv({ TOLLGATE_PROXY__URL_REWRITES: '[{"match":"^/openai/v1/","rewrite":"/v1/"}]' }));
+    assert.deepEqual(config.proxy.url_rewrites, [{ match: '^/openai/v1/', rewrite: '/v1/' }]);
+    assertErrors(fromEnv({ TOLLGATE_PROXY__URL_REWRITES: '[{"match":"(","rewrite":"/v1/"}]' }), [
+      'proxy.url_rewrites[0].match: invalid regular expression: Unterminated group (from TOLLGATE_PROXY__URL_REWRITES)',
     ]);
   });
 

@@ -16,6 +16,9 @@ const MAX_TIMER_SECS = Math.floor(MAX_TIMER_MS / 1000);
 /** RFC 9110 token: the characters an HTTP header name may contain. */
 const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 
+/** Longest accepted `proxy.url_rewrites[].match` source: a guard against pathological patterns. */
+export const MAX_URL_REWRITE_PATTERN = 512;
+
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 /** Headers that carry credentials: never captured into usage events. */
@@ -100,6 +103,27 @@ const ProxySchema = section(
         }),
       },
       'Client IP resolution behind reverse proxies (nginx real_ip semantics).',
+    ),
+    url_rewrites: Type.Array(
+      Type.Object(
+        {
+          name: Type.Optional(Type.String({ minLength: 1, description: 'Label of the rule (documentation only).' })),
+          match: Type.String({
+            minLength: 1,
+            maxLength: MAX_URL_REWRITE_PATTERN,
+            description: 'Regular expression (JavaScript syntax, no flags) tested against the raw request path, query excluded.',
+          }),
+          rewrite: Type.String({
+            description: 'Replacement of the matched part, as String.prototype.replace takes it ($1, $<name>, $&, $$).',
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        default: [],
+        description:
+          'Path rewrites applied before any route matching (pass-through host stage, typed routes, pass-through path stage). The first matching rule wins and is applied once; the query string is kept.',
+      },
     ),
   },
   'The AI data-plane listener.',

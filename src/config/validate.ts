@@ -5,7 +5,7 @@
 
 import { Ajv, type ErrorObject } from 'ajv';
 import { isIpOrCidr, parseAddr } from './address.ts';
-import { ConfigSchema, type GatewayConfig } from './schema.ts';
+import { ConfigSchema, MAX_URL_REWRITE_PATTERN, type GatewayConfig } from './schema.ts';
 
 /** Headers that carry caller credentials: never accepted as a request id source. */
 const CREDENTIAL_HEADERS = new Set([
@@ -83,6 +83,8 @@ function message(err: ErrorObject): string {
       return schema.type === 'integer' ? `must be an integer <= ${schema.maximum}` : `must be <= ${schema.maximum}`;
     case 'minLength':
       return 'must not be empty';
+    case 'maxLength':
+      return `must be at most ${schema.maxLength} characters`;
     case 'enum':
       return `must be one of ${(schema.enum as unknown[]).join(', ')} (got ${show(err.data)})`;
     case 'pattern':
@@ -121,6 +123,12 @@ function schemaErrors(data: Json, origins: Map<string, string>): string[] {
       out.push(`${path}: unknown key`);
       continue;
     }
+    if (err.keyword === 'required') {
+      const key = String(err.params.missingProperty);
+      const path = segs.length === 0 ? key : `${segs.join('')}.${key}`;
+      out.push(`${path}: required${fromEnv(path, origins)}`);
+      continue;
+    }
     const path = segs.join('') || '(top level)';
     out.push(`${path}: ${message(err)}${fromEnv(path, origins)}`);
   }
@@ -140,11 +148,36 @@ function crossKeyErrors(data: Json, origins: Map<string, string>): string[] {
       }
     });
   }
+  const rewrites = proxy?.url_rewrites;
+  if (Array.isArray(rewrites)) {
+    rewrites.forEach((rule, i) => {
+      const match = (rule as Json | null)?.match;
+      if (typeof match !== 'string' || match.length > MAX_URL_REWRITE_PATTERN) return;
+      const problem = regexError(match);
+      if (problem !== undefined) {
+        const path = `proxy.url_rewrites[${i}].match`;
+        out.push(`${path}: invalid regular expression: ${problem}${fromEnv(path, origins)}`);
+      }
+    });
+  }
   const admin = data.admin as Json | undefined;
   if (admin?.enabled === true && Array.isArray(admin.admin_keys) && admin.admin_keys.length === 0) {
     out.push('admin.admin_keys: must list at least one key when admin.enabled is true');
   }
   return out;
+}
+
+/** Why `source` does not compile as a regular expression (compiled as the proxy does, no flags); undefined when it does. */
+function regexError(source: string): string | undefined {
+  try {
+    new RegExp(source);
+    return undefined;
+  } catch (e) {
+    const msg = (e as Error).message;
+    // V8 repeats the pattern (`Invalid regular expression: /<source>/: <reason>`); the key path already locates it.
+    const prefix = `Invalid regular expression: /${source}/: `;
+    return msg.startsWith(prefix) ? msg.slice(prefix.length) : msg;
+  }
 }
 
 /**
