@@ -10,6 +10,7 @@ import { requestIdFrom } from '../http/request-id.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { usageEventFrom, type UsageSink } from '../observability/usage-events.ts';
+import { ContentCapture } from '../observability/content-capture.ts';
 import type { HealthTracker } from './dispatch/health.ts';
 import { createFinalizeSinks, reportRequest, type KeyOwnerLookup } from '../observability/access-log.ts';
 import type { Snapshot, SnapshotHolder } from '../snapshot/snapshot.ts';
@@ -22,6 +23,7 @@ import { anthropicMessagesCodec } from './dispatch/messages-codec.ts';
 import { handleHostStage, handlePathStage } from '../passthrough/handler.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { PassthroughHooks } from '../passthrough/hooks.ts';
+import type { UrlRewriter } from '../http/url-rewrite.ts';
 
 export interface Lifecycle {
   /** A configuration has been applied. */
@@ -49,6 +51,8 @@ export interface ProxyOptions {
   limits?: Limiter;
   /** Admit checks and response filters of pass-through requests (limits, budgets, guardrails). */
   passthroughHooks?: PassthroughHooks;
+  /** `proxy.url_rewrites`, compiled; applied to the request target before any route matching. */
+  rewriteUrl?: UrlRewriter;
 }
 
 type Handler = (ctx: RequestContext, options: ProxyOptions) => Promise<void> | void;
@@ -86,6 +90,7 @@ const ROUTES = new Map<string, Route>([
 
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const sinks = createFinalizeSinks(options.logger, options.metrics, options.accessLog, keyOwners(options.snapshots));
+  const rewriteUrl = options.rewriteUrl;
   return (req, res) => {
     // receive
     const ctx = new RequestContext(
@@ -94,6 +99,9 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       requestIdFrom(req.headers, options.requestIdHeaders),
       options.clientIp(req.socket.remoteAddress, req.headers[options.realIpHeader]),
     );
+    // Content capture only while an exporter has content_mode: full (0 = off, nothing wrapped).
+    const captureLimit = options.usage.contentCapture?.() ?? 0;
+    if (captureLimit > 0) ctx.capture = new ContentCapture(res, captureLimit);
     options.metrics.inFlight.inc();
     res.once('close', () => {
       // finalize: exactly once, whatever happened.
@@ -114,11 +122,12 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       if (ctx.operation !== undefined) {
         const event = usageEventFrom(ctx);
         time = event.occurred_at;
-        options.usage.emit(event, req);
+        options.usage.emit(event, ctx.capture === undefined ? req : { headers: req.headers, content: ctx.capture });
       }
       reportRequest(ctx, sinks, time);
     });
-    const url = req.url ?? '/';
+    // Spec 3 rule 4: the rewrite runs first; the host stage, typed routes and path stage all see its result.
+    const url = rewriteUrl === undefined ? (req.url ?? '/') : rewriteUrl(req.url ?? '/');
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     // Pass-through host stage: a route claiming the inbound host runs before the typed routes.

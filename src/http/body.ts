@@ -31,7 +31,10 @@ export function readBody(ctx: RequestContext, limit: number): Promise<Buffer> {
     const onEnd = (): void => {
       cleanup();
       ctx.requestBytes = size;
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      // Content capture keeps the body by reference; it is turned into text only at emit.
+      if (ctx.capture !== undefined) ctx.capture.request = body;
+      resolve(body);
     };
     const onError = (err: Error): void => {
       cleanup();

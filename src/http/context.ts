@@ -2,6 +2,7 @@
 // fields the finalize phase reports (access log, metrics).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import type { ContentCapture } from '../observability/content-capture.ts';
 
 export interface TokenUsage {
   promptTokens?: number;
@@ -71,6 +72,8 @@ export class RequestContext {
   responseBytes = 0;
   /** Set for requests that must not be access-logged (health probes). */
   quiet = false;
+  /** Request and response content for `content_mode: full` exporters; undefined when none wants it. */
+  capture: ContentCapture | undefined = undefined;
 
   private gone = false;
   private goneHandlers: Array<() => void> | undefined = undefined;

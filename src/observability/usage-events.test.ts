@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestContext } from '../http/context.ts';
-import { captureRequestHeaders, LogUsageSink, MAX_CAPTURED_HEADER_CHARS, MemoryUsageSink, UsageEmitter, usageEventFrom, type UsageEvent } from './usage-events.ts';
+import { captureRequestHeaders, LogUsageSink, MAX_CAPTURED_HEADER_CHARS, MemoryUsageSink, UsageEmitter, usageEventFrom, type UsageEvent, type UsageRequest } from './usage-events.ts';
+import type { ContentCapture } from './content-capture.ts';
 import { pino } from 'pino';
 import { createLogger } from './logger.ts';
 
@@ -127,4 +128,20 @@ test('LogUsageSink writes one JSON line: the log frame fields, then the event un
   } finally {
     stream.write = original;
   }
+});
+
+test('content capture: the emitter wants the largest amount its sinks ask for, and passes content beside the event only', () => {
+  assert.equal(new UsageEmitter([new MemoryUsageSink()]).contentCapture(), 0, 'no sink asks: capture is off');
+  let limit = 100;
+  const seen: unknown[] = [];
+  const capturing = { emit: (_e: UsageEvent, req?: UsageRequest) => seen.push(req?.content), contentCapture: () => limit };
+  const mem = new MemoryUsageSink();
+  const emitter = new UsageEmitter([mem, capturing, { emit: () => {}, contentCapture: () => 40 }]);
+  assert.equal(emitter.contentCapture(), 100);
+  limit = 0;
+  assert.equal(emitter.contentCapture(), 40, 'read on every call: follows reloads');
+  const content = { content: () => ({ request: 'secret prompt', response: 'answer', truncated: false }) } as unknown as ContentCapture;
+  emitter.emit(usageEventFrom(context()), { headers: {}, content });
+  assert.deepEqual(seen, [content]);
+  assert.ok(!JSON.stringify(mem.events[0]).includes('secret prompt'), 'the event never holds content');
 });

@@ -3,6 +3,7 @@
 // sink: sinks batch and write off the request path.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestContext } from '../http/context.ts';
+import type { ContentCapture } from './content-capture.ts';
 import { lineWriter, type Logger } from './logger.ts';
 
 export type AttemptKind = 'initial' | 'retry' | 'fallback';
@@ -96,9 +97,26 @@ export interface UsageEvent {
   gateway_embedding_calls?: GatewayEmbeddingCalls;
 }
 
+/** What an emitter passes beside the event: never part of the event, so only sinks that ask read it. */
+export interface UsageRequest {
+  /** The caller's request headers, for the configured request-header capture. */
+  headers: IncomingHttpHeaders;
+  /**
+   * The request's captured content (spec 3 §6 "Audit capture"): present only while an exporter
+   * has `content_mode: full`, read only by such exporters.
+   */
+  content?: ContentCapture;
+}
+
 export interface UsageSink {
-  /** `req` is the caller's request, for sinks and emitters that capture request headers. */
-  emit(event: UsageEvent, req?: { headers: IncomingHttpHeaders }): void;
+  /** `req` is the caller's request, for sinks and emitters that capture request headers or content. */
+  emit(event: UsageEvent, req?: UsageRequest): void;
+  /**
+   * Bytes of request and response content this sink wants captured per request (the largest
+   * `content_max_bytes` of its `content_mode: full` exporters); 0 or absent = none. Read once
+   * per request, so it follows reloads.
+   */
+  contentCapture?(): number;
 }
 
 /** Counters the emitter reports to (tollgate_usage_events_*). */
@@ -189,20 +207,29 @@ export interface NamedSink {
 /**
  * Fan-out to several sinks: completes each event's field list, captures the configured request
  * headers, counts it, and hands it to every sink. One failing sink never stops the others or
- * the request.
+ * the request. Captured content travels in `req`, beside the event: the log and file sinks
+ * never read it, so it never reaches a log line.
  */
 export class UsageEmitter implements UsageSink {
   private readonly sinks: readonly NamedSink[];
   private readonly headerNames: readonly string[];
   private readonly counters: UsageCounters | undefined;
+  private readonly capturing: readonly UsageSink[];
 
   constructor(sinks: readonly (UsageSink | NamedSink)[], options: { requestHeaders?: readonly string[]; counters?: UsageCounters } = {}) {
     this.sinks = sinks.map((s, i) => ('sink' in s ? s : { name: `sink${i}`, sink: s }));
     this.headerNames = (options.requestHeaders ?? []).map((h) => h.toLowerCase());
     this.counters = options.counters;
+    this.capturing = this.sinks.filter((s) => typeof s.sink.contentCapture === 'function').map((s) => s.sink);
   }
 
-  emit(event: UsageEvent, req?: { headers: IncomingHttpHeaders }): void {
+  contentCapture(): number {
+    let limit = 0;
+    for (const s of this.capturing) limit = Math.max(limit, s.contentCapture!());
+    return limit;
+  }
+
+  emit(event: UsageEvent, req?: UsageRequest): void {
     if (event.request_headers === undefined && req !== undefined && this.headerNames.length > 0) {
       event.request_headers = captureRequestHeaders(req.headers, this.headerNames);
     }

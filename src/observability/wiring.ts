@@ -18,7 +18,12 @@ export interface ExporterResource {
   endpoint?: string;
   headers?: Record<string, string>;
   sample_rate?: number;
+  content_mode?: string;
+  content_max_bytes?: number;
 }
+
+/** Default `content_max_bytes` (the resource schema's default). */
+const DEFAULT_CONTENT_MAX_BYTES = 131072;
 
 export interface ObservabilitySinks {
   ok: true;
@@ -88,7 +93,13 @@ export function observabilitySinks(
       for (const r of resources.observability_exporters) {
         if (r.enabled === false) continue;
         if (r.kind === 'otlp_http' && r.endpoint !== undefined) {
-          otlp.push({ name: r.name, endpoint: r.endpoint, headers: r.headers ?? {}, sampleRate: r.sample_rate ?? 1 });
+          otlp.push({
+            name: r.name,
+            endpoint: r.endpoint,
+            headers: r.headers ?? {},
+            sampleRate: r.sample_rate ?? 1,
+            contentMaxBytes: r.content_mode === 'full' ? (r.content_max_bytes ?? DEFAULT_CONTENT_MAX_BYTES) : 0,
+          });
         } else if (!warned.has(r.name)) {
           warned.add(r.name);
           logger.warn({ exporter: r.name, kind: r.kind }, 'observability exporter kind is not supported yet: its events are not exported');

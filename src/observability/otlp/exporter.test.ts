@@ -2,6 +2,8 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startOtlpReceiver, type OtlpReceiver } from '../../../test/harness/otlp-receiver.ts';
 import { completeUsageEvent, type UsageEvent } from '../usage-events.ts';
+import type { ContentCapture } from '../content-capture.ts';
+import type { CapturedContent } from '../content-text.ts';
 import { isRetryableStatus, OtlpExporterSet, OtlpHttpExporter, type DropReason, type OtlpExporterHooks } from './exporter.ts';
 import { traceIdFor, usageEventToSpan } from './span.ts';
 
@@ -228,5 +230,97 @@ describe('delivery', () => {
     set.emit(event());
     await set.close();
     assert.equal(rx.acceptedSpans().length, 2, 'one span per exporter, none after removal');
+  });
+});
+
+describe('content_mode: full', () => {
+  let full: OtlpReceiver;
+  let meta: OtlpReceiver;
+  before(async () => {
+    full = await startOtlpReceiver();
+    meta = await startOtlpReceiver();
+  });
+  after(async () => {
+    await Promise.all([full.close(), meta.close()]);
+  });
+  beforeEach(() => {
+    full.reset();
+    meta.reset();
+  });
+
+  /** A capture record stand-in counting how often its strings are built. */
+  function capture(content: CapturedContent): ContentCapture & { calls: number } {
+    const c = { calls: 0, content: () => (c.calls++, content) };
+    return c as unknown as ContentCapture & { calls: number };
+  }
+  const CONTENT_KEYS = ['tollgate.content.request', 'tollgate.content.response', 'tollgate.content.truncated'];
+
+  test('a span gets the content attributes only when content is given', () => {
+    const with_ = usageEventToSpan(event(), { request: '{"q":1}', response: 'answer', truncated: false });
+    assert.deepEqual(attr(with_, 'tollgate.content.request'), { stringValue: '{"q":1}' });
+    assert.deepEqual(attr(with_, 'tollgate.content.response'), { stringValue: 'answer' });
+    assert.deepEqual(attr(with_, 'tollgate.content.truncated'), { boolValue: false });
+    const without = usageEventToSpan(event());
+    for (const k of CONTENT_KEYS) assert.equal(attr(without, k), undefined, k);
+  });
+
+  test('contentCapture is the largest full-mode cap, 0 without one, and follows updates', () => {
+    const set = new OtlpExporterSet(recorder(), FAST);
+    assert.equal(set.contentCapture(), 0);
+    set.update([{ name: 'm', endpoint: meta.url, headers: {}, sampleRate: 1 }, { name: 'z', endpoint: meta.url, headers: {}, sampleRate: 1, contentMaxBytes: 0 }]);
+    assert.equal(set.contentCapture(), 0, 'metadata_only exporters want nothing');
+    set.update([{ name: 'm', endpoint: meta.url, headers: {}, sampleRate: 1 }, { name: 'a', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 100 }, { name: 'b', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 4096 }]);
+    assert.equal(set.contentCapture(), 4096);
+    set.update([{ name: 'm', endpoint: meta.url, headers: {}, sampleRate: 1 }]);
+    assert.equal(set.contentCapture(), 0, 'removing the full exporters turns capture off');
+    void set.close();
+  });
+
+  test('a full exporter gets the content trimmed to its own cap; a metadata_only one gets none', async () => {
+    const set = new OtlpExporterSet(recorder(), FAST);
+    set.update([
+      { name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 8 },
+      { name: 'meta', endpoint: meta.url, headers: {}, sampleRate: 1 },
+    ]);
+    const c = capture({ request: '{"prompt":"héllo"}', response: 'wörld', truncated: false });
+    set.emit(event(), { headers: {}, content: c });
+    await Promise.all([full.waitForRequests(1), meta.waitForRequests(1)]);
+    await set.close();
+    const [f] = full.acceptedSpans();
+    assert.deepEqual(attr(f, 'tollgate.content.request'), { stringValue: '{"prompt' });
+    assert.deepEqual(attr(f, 'tollgate.content.response'), { stringValue: 'wörld' });
+    assert.deepEqual(attr(f, 'tollgate.content.truncated'), { boolValue: true });
+    const [m] = meta.acceptedSpans();
+    for (const k of CONTENT_KEYS) assert.equal(attr(m, k), undefined, k);
+    assert.ok(!JSON.stringify(meta.received[0].body).includes('héllo'));
+    assert.equal(c.calls, 1, 'the strings are built once');
+  });
+
+  test('without a full exporter the capture is never read', () => {
+    const set = new OtlpExporterSet(recorder(), FAST);
+    set.update([{ name: 'meta', endpoint: meta.url, headers: {}, sampleRate: 1 }]);
+    const c = capture({ request: 'q', response: 'a', truncated: false });
+    set.emit(event(), { headers: {}, content: c });
+    assert.equal(c.calls, 0);
+    void set.close();
+  });
+
+  test('a full exporter sent no content (a failed-attempt row) exports the span without content attributes', async () => {
+    const ex = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 100 }, recorder(), FAST);
+    ex.emit(event());
+    await full.waitForRequests(1);
+    await ex.close();
+    for (const k of CONTENT_KEYS) assert.equal(attr(full.acceptedSpans()[0], k), undefined, k);
+  });
+
+  test('queued content is bounded (queue_full) and batches are cut by content size', async () => {
+    const hooks = recorder();
+    const ex = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 1000 }, hooks, { ...FAST, flushMs: 60_000, maxQueuedContent: 250, maxBatchContent: 100 });
+    const c = { request: 'x'.repeat(40), response: 'y'.repeat(40), truncated: false };
+    for (let i = 0; i < 4; i++) ex.emit(event({ request_id: `r${i}` }), c);
+    assert.deepEqual(hooks.drops, [['queue_full', 1]], 'the fourth event would hold 320 > 250');
+    assert.equal(ex.queued, 3);
+    await ex.close();
+    assert.deepEqual(full.received.map((r) => r.body.resourceSpans[0].scopeSpans[0].spans.length), [1, 1, 1], 'one 80-unit event per 100-unit batch');
   });
 });

@@ -4,7 +4,12 @@
 // 5xx and transport failures retried with exponential backoff (Retry-After honoured) within a
 // five-minute budget per batch; any other 4xx drops the batch at once. Every dropped event is
 // counted in tollgate_otlp_fanout_drops_total{exporter,reason}.
-import type { UsageEvent, UsageSink } from '../usage-events.ts';
+//
+// An exporter with `content_mode: full` (contentMaxBytes > 0) also gets the request's captured
+// content, trimmed to its own cap, kept beside the queued event (never inside it); queued
+// content is bounded in size and batches are cut by content size.
+import type { UsageEvent, UsageRequest, UsageSink } from '../usage-events.ts';
+import { trimContent, type CapturedContent } from '../content-text.ts';
 import { exportRequest, usageEventToSpan } from './span.ts';
 
 export type DropReason = 'permanent_error' | 'retry_budget_exhausted' | 'queue_full';
@@ -15,6 +20,8 @@ export interface OtlpExporterConfig {
   headers: Readonly<Record<string, string>>;
   /** 0..1; events are sampled per request id, so a request's rows stay together. */
   sampleRate: number;
+  /** `content_mode: full`: the exporter's `content_max_bytes`; 0 or absent = metadata_only. */
+  contentMaxBytes?: number;
 }
 
 export interface OtlpExporterHooks {
@@ -32,6 +39,10 @@ export interface OtlpExporterTuning {
   initialBackoffMs: number;
   maxBackoffMs: number;
   requestTimeoutMs: number;
+  /** Captured content held in the queue (UTF-16 units); an event over it is dropped as queue_full. */
+  maxQueuedContent: number;
+  /** A batch is cut once its content reaches this (UTF-16 units), so exports stay a sane size. */
+  maxBatchContent: number;
 }
 
 export const DEFAULT_TUNING: OtlpExporterTuning = {
@@ -42,6 +53,8 @@ export const DEFAULT_TUNING: OtlpExporterTuning = {
   initialBackoffMs: 1000,
   maxBackoffMs: 30_000,
   requestTimeoutMs: 10_000,
+  maxQueuedContent: 64 * 1024 * 1024,
+  maxBatchContent: 4 * 1024 * 1024,
 };
 
 /** Statuses worth another try: the collector is busy or failing, not refusing the payload. */
@@ -73,12 +86,17 @@ const sleep = (ms: number): Promise<void> =>
     setTimeout(resolve, ms).unref();
   });
 
-export class OtlpHttpExporter implements UsageSink {
+const contentSize = (c: CapturedContent): number => c.request.length + c.response.length;
+
+export class OtlpHttpExporter {
   readonly config: OtlpExporterConfig;
   private readonly hooks: OtlpExporterHooks;
   private readonly tuning: OtlpExporterTuning;
   private readonly serviceVersion: string;
   private queue: UsageEvent[] = [];
+  /** Content of queued events (full mode only); created on first use. */
+  private contents: Map<UsageEvent, CapturedContent> | undefined = undefined;
+  private queuedContent = 0;
   private sending: Promise<void> | undefined;
   private closed = false;
   private readonly timer: NodeJS.Timeout;
@@ -92,13 +110,25 @@ export class OtlpHttpExporter implements UsageSink {
     this.timer.unref();
   }
 
-  emit(event: UsageEvent): void {
+  /** Queue `event`; `content` (the request's captured text) is exported only in full mode. */
+  emit(event: UsageEvent, content?: CapturedContent): void {
     if (this.closed) return;
     const rate = this.config.sampleRate;
     if (rate < 1 && (rate <= 0 || sampleKey(event.request_id) >= rate)) return;
     if (this.queue.length >= this.tuning.maxQueue) {
       this.hooks.dropped(this.config.name, 'queue_full', 1);
       return;
+    }
+    const max = this.config.contentMaxBytes ?? 0;
+    if (max > 0 && content !== undefined) {
+      const trimmed = trimContent(content, max);
+      const size = contentSize(trimmed);
+      if (this.queuedContent + size > this.tuning.maxQueuedContent) {
+        this.hooks.dropped(this.config.name, 'queue_full', 1);
+        return;
+      }
+      (this.contents ??= new Map()).set(event, trimmed);
+      this.queuedContent += size;
     }
     this.queue.push(event);
     if (this.queue.length >= this.tuning.batchSize) this.kick();
@@ -128,14 +158,35 @@ export class OtlpHttpExporter implements UsageSink {
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.tuning.batchSize);
-      await this.deliver(batch);
+      const contents = this.contents;
+      if (contents === undefined || contents.size === 0) {
+        await this.deliver(this.queue.splice(0, this.tuning.batchSize), undefined);
+        continue;
+      }
+      // Cut the batch by count and by content size (at least one event).
+      let n = 0;
+      let size = 0;
+      const taken = new Map<UsageEvent, CapturedContent>();
+      while (n < this.queue.length && n < this.tuning.batchSize) {
+        const c = contents.get(this.queue[n]);
+        if (c !== undefined) {
+          const s = contentSize(c);
+          if (n > 0 && size + s > this.tuning.maxBatchContent) break;
+          size += s;
+          taken.set(this.queue[n], c);
+          contents.delete(this.queue[n]);
+        }
+        n++;
+      }
+      this.queuedContent -= size;
+      await this.deliver(this.queue.splice(0, n), taken);
     }
   }
 
-  private async deliver(batch: UsageEvent[]): Promise<void> {
+  private async deliver(batch: UsageEvent[], contents: ReadonlyMap<UsageEvent, CapturedContent> | undefined): Promise<void> {
     const name = this.config.name;
-    const body = JSON.stringify(exportRequest(batch.map(usageEventToSpan), 'tollgate', this.serviceVersion));
+    const spans = batch.map((e) => usageEventToSpan(e, contents?.get(e)));
+    const body = JSON.stringify(exportRequest(spans, 'tollgate', this.serviceVersion));
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       let status: number | undefined;
@@ -187,6 +238,8 @@ export class OtlpExporterSet implements UsageSink {
   private readonly version: string;
   private running = new Map<string, { key: string; exporter: OtlpHttpExporter }>();
   private list: OtlpHttpExporter[] = [];
+  /** The largest content_max_bytes of the full-mode exporters; 0 when none. */
+  private captureLimit = 0;
 
   constructor(hooks: OtlpExporterHooks, tuning: Partial<OtlpExporterTuning> = {}, version = '0') {
     this.hooks = hooks;
@@ -197,7 +250,7 @@ export class OtlpExporterSet implements UsageSink {
   update(configs: readonly OtlpExporterConfig[]): void {
     const next = new Map<string, { key: string; exporter: OtlpHttpExporter }>();
     for (const c of configs) {
-      const key = JSON.stringify([c.endpoint, c.headers, c.sampleRate]);
+      const key = JSON.stringify([c.endpoint, c.headers, c.sampleRate, c.contentMaxBytes ?? 0]);
       const old = this.running.get(c.name);
       next.set(c.name, old !== undefined && old.key === key ? old : { key, exporter: new OtlpHttpExporter(c, this.hooks, this.tuning, this.version) });
     }
@@ -206,14 +259,22 @@ export class OtlpExporterSet implements UsageSink {
     }
     this.running = next;
     this.list = [...next.values()].map((v) => v.exporter);
+    this.captureLimit = Math.max(0, ...this.list.map((e) => e.config.contentMaxBytes ?? 0));
+  }
+
+  /** Bytes of content to capture per request: the largest cap of a full-mode exporter, 0 = none. */
+  contentCapture(): number {
+    return this.captureLimit;
   }
 
   get size(): number {
     return this.list.length;
   }
 
-  emit(event: UsageEvent): void {
-    for (const e of this.list) e.emit(event);
+  emit(event: UsageEvent, req?: UsageRequest): void {
+    // The captured strings are built once per request, only when some exporter takes them.
+    const content = this.captureLimit > 0 ? req?.content?.content() : undefined;
+    for (const e of this.list) e.emit(event, content);
   }
 
   async close(graceMs = 2000): Promise<void> {

@@ -1,8 +1,11 @@
 // Usage events as OTLP spans (OTLP/HTTP JSON encoding): one span per event, its end time the
 // event's occurred_at, its start that minus the request's latency. GenAI semantic-convention
 // attributes where they fit (gen_ai.*, http.*, error.type), every other event field as
-// `tollgate.<field>`, and captured request headers as `http.request.header.<name>`.
+// `tollgate.<field>`, and captured request headers as `http.request.header.<name>`. Content
+// (full-mode exporters only) as `tollgate.content.request`, `tollgate.content.response` and
+// `tollgate.content.truncated`.
 import { createHash, randomBytes } from 'node:crypto';
+import type { CapturedContent } from '../content-text.ts';
 import type { UsageEvent } from '../usage-events.ts';
 
 export interface OtlpAnyValue {
@@ -70,8 +73,8 @@ function nanos(ms: number): bigint {
   return BigInt(Math.round(ms * 1000)) * 1000n;
 }
 
-/** The span of one usage event. */
-export function usageEventToSpan(e: UsageEvent): OtlpSpan {
+/** The span of one usage event; `content` (already trimmed to the exporter's cap) adds the content attributes. */
+export function usageEventToSpan(e: UsageEvent, content?: CapturedContent): OtlpSpan {
   const attributes: OtlpAttribute[] = [];
   const put = (key: string, v: unknown): void => {
     const encoded = value(v);
@@ -97,6 +100,13 @@ export function usageEventToSpan(e: UsageEvent): OtlpSpan {
     for (const [name, v] of Object.entries(e.request_headers)) {
       attributes.push({ key: `http.request.header.${name}`, value: { arrayValue: { values: [{ stringValue: v }] } } });
     }
+  }
+  if (content !== undefined) {
+    attributes.push(
+      { key: 'tollgate.content.request', value: { stringValue: content.request } },
+      { key: 'tollgate.content.response', value: { stringValue: content.response } },
+      { key: 'tollgate.content.truncated', value: { boolValue: content.truncated } },
+    );
   }
   const endMs = Date.parse(e.occurred_at);
   const end = nanos(endMs);
