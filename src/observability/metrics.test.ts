@@ -65,6 +65,28 @@ test('failures, cancellations and non-model requests land in their families only
   assert.equal(lines.filter((l) => l.startsWith('tollgate_request_ttft_seconds_count')).length, 0, 'TTFT is for streams');
 });
 
+test('a series never recorded stays out of the exposition: no upstream side without upstream times, no tokens without counts', async () => {
+  const m = new Metrics({ processMetrics: false });
+  m.record(sample({ upstreamSeconds: undefined, upstreamTtftSeconds: undefined, inputTokens: undefined, outputTokens: undefined, totalTokens: undefined }));
+  const lines = await series(m);
+  assert.ok(lines.some((l) => l.startsWith('tollgate_request_ttft_seconds_count{') && l.includes('side="downstream"')));
+  assert.ok(lines.some((l) => l.startsWith('tollgate_llm_time_to_first_token_seconds_count{') && l.includes('side="downstream"')));
+  assert.deepEqual(lines.filter((l) => l.includes('side="upstream"')), []);
+  assert.deepEqual(lines.filter((l) => /^tollgate_(llm_\w+_tokens_total|tokens_consumed_total)\{/.test(l)), []);
+});
+
+test('usage events are counted by operation and status class, one series per class', async () => {
+  const m = new Metrics({ processMetrics: false });
+  m.usageEmitted('chat', 200);
+  m.usageEmitted('chat', 201);
+  m.usageEmitted('chat', 404);
+  const lines = (await series(m)).filter((l) => l.startsWith('tollgate_usage_events_emitted_total'));
+  assert.deepEqual(lines, [
+    'tollgate_usage_events_emitted_total{operation="chat",status_class="2xx"} 2',
+    'tollgate_usage_events_emitted_total{operation="chat",status_class="4xx"} 1',
+  ]);
+});
+
 test('readable name labels appear only when enabled', async () => {
   const m = new Metrics({ processMetrics: false, nameLabels: { api_key_name: true, provider_key_name: true } });
   assert.deepEqual(m.nameLabels, ['api_key_name', 'provider_key_name']);

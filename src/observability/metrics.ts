@@ -4,6 +4,7 @@
 // names from the configuration, `unknown` never empty. Readable name labels (api_key_name, ...)
 // exist only when `observability.metrics.labels` turns them on.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { SeriesCounter, SeriesHistogram, type CounterChild, type HistogramChild } from './series.ts';
 
 export const NAME_LABELS = ['api_key_name', 'team_name', 'provider_key_name', 'policy_name', 'user_name'] as const;
 export type NameLabel = (typeof NAME_LABELS)[number];
@@ -78,50 +79,30 @@ export function outcome(status: number): string {
   return 'upstream_error';
 }
 
-interface Inc {
-  inc(v?: number): void;
-}
-interface Obs {
-  observe(v: number): void;
-}
-
-/** A histogram child made on first use: prom-client creates a (zero) series as soon as it is made. */
-class LazyObs implements Obs {
-  private readonly histogram: Histogram<string>;
-  private readonly labels: Record<string, string>;
-  private child: Obs | undefined = undefined;
-
-  constructor(histogram: Histogram<string>, labels: Record<string, string>) {
-    this.histogram = histogram;
-    this.labels = labels;
-  }
-
-  observe(v: number): void {
-    (this.child ??= this.histogram.labels(this.labels)).observe(v);
-  }
-}
-
-/** The label children of one label combination, made once and reused. */
+/**
+ * The label children of one label combination, made once and reused. A series shows in the
+ * exposition only once recorded, so the side and TTFT children can be made before they are needed.
+ */
 interface RequestChildren {
-  legacyCount: Inc;
-  legacyDuration: Obs;
-  proxyCount: Inc;
-  proxyFailed: Inc | undefined;
-  proxyDuration: Obs;
-  llmCount: Inc | undefined;
-  llmDuration: Obs | undefined;
-  e2eDownstream: Obs;
-  e2eUpstream: Obs;
-  ttftDownstream: Obs;
-  ttftUpstream: Obs;
-  llmTtftDownstream: Obs | undefined;
-  llmTtftUpstream: Obs | undefined;
-  inputTokens: Inc | undefined;
-  outputTokens: Inc | undefined;
-  totalTokens: Inc | undefined;
-  legacyInput: Inc;
-  legacyOutput: Inc;
-  cancelled: Inc | undefined;
+  legacyCount: CounterChild;
+  legacyDuration: HistogramChild;
+  proxyCount: CounterChild;
+  proxyFailed: CounterChild | undefined;
+  proxyDuration: HistogramChild;
+  llmCount: CounterChild | undefined;
+  llmDuration: HistogramChild | undefined;
+  e2eDownstream: HistogramChild;
+  e2eUpstream: HistogramChild;
+  ttftDownstream: HistogramChild;
+  ttftUpstream: HistogramChild;
+  llmTtftDownstream: HistogramChild | undefined;
+  llmTtftUpstream: HistogramChild | undefined;
+  inputTokens: CounterChild | undefined;
+  outputTokens: CounterChild | undefined;
+  totalTokens: CounterChild | undefined;
+  legacyInput: CounterChild;
+  legacyOutput: CounterChild;
+  cancelled: CounterChild | undefined;
 }
 
 const DETAIL_LABELS = ['endpoint', 'provider', 'model', 'upstream_model', 'provider_key_id', 'api_key_id', 'stream'] as const;
@@ -131,24 +112,24 @@ export class Metrics {
   /** The name labels in use, in label order. */
   readonly nameLabels: readonly NameLabel[];
 
-  readonly requestsTotal: Counter<string>;
-  readonly requestDuration: Histogram<string>;
-  readonly tokensTotal: Counter<string>;
-  readonly proxyRequests: Counter<string>;
-  readonly proxyFailedRequests: Counter<string>;
-  readonly proxyRequestDuration: Histogram<string>;
-  readonly llmRequests: Counter<string>;
-  readonly llmRequestDuration: Histogram<string>;
-  readonly requestE2eLatency: Histogram<string>;
-  readonly requestTtft: Histogram<string>;
-  readonly llmTimeToFirstToken: Histogram<string>;
-  readonly llmInputTokens: Counter<string>;
-  readonly llmOutputTokens: Counter<string>;
-  readonly llmTotalTokens: Counter<string>;
-  readonly clientCancelled: Counter<string>;
+  readonly requestsTotal: SeriesCounter;
+  readonly requestDuration: SeriesHistogram;
+  readonly tokensTotal: SeriesCounter;
+  readonly proxyRequests: SeriesCounter;
+  readonly proxyFailedRequests: SeriesCounter;
+  readonly proxyRequestDuration: SeriesHistogram;
+  readonly llmRequests: SeriesCounter;
+  readonly llmRequestDuration: SeriesHistogram;
+  readonly requestE2eLatency: SeriesHistogram;
+  readonly requestTtft: SeriesHistogram;
+  readonly llmTimeToFirstToken: SeriesHistogram;
+  readonly llmInputTokens: SeriesCounter;
+  readonly llmOutputTokens: SeriesCounter;
+  readonly llmTotalTokens: SeriesCounter;
+  readonly clientCancelled: SeriesCounter;
   readonly guardrailLatency: Histogram<string>;
   readonly guardrailBypasses: Counter<string>;
-  readonly usageEventsEmitted: Counter<string>;
+  readonly usageEventsEmitted: SeriesCounter;
   readonly usageEventsRejected: Counter<string>;
   readonly otlpDrops: Counter<string>;
   readonly otlpExported: Counter<string>;
@@ -161,7 +142,7 @@ export class Metrics {
   readonly redisFailures: Counter<'operation'>;
 
   private readonly requestChildren = new Map<string, RequestChildren>();
-  private readonly usageChildren = new Map<string, Inc>();
+  private readonly usageChildren = new Map<string, CounterChild>();
 
   constructor(options: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -171,72 +152,72 @@ export class Metrics {
     const sideLabels = ['side', 'endpoint', 'provider', 'model', 'status_class', 'stream'];
     const llmTtftLabels = ['side', ...DETAIL_LABELS, ...names];
 
-    this.requestsTotal = new Counter({
+    this.requestsTotal = new SeriesCounter({
       name: 'tollgate_requests_total',
       help: 'Requests answered by the proxy listener.',
       labelNames: ['endpoint', 'provider', 'model', 'status'],
       registers,
     });
-    this.requestDuration = new Histogram({
+    this.requestDuration = new SeriesHistogram({
       name: 'tollgate_request_duration_seconds',
       help: 'Time from request received to response body finished, proxy listener.',
       labelNames: ['endpoint', 'provider', 'model', 'status'],
       buckets: buckets('request_duration'),
       registers,
     });
-    this.tokensTotal = new Counter({
+    this.tokensTotal = new SeriesCounter({
       name: 'tollgate_tokens_consumed_total',
       help: 'Tokens reported by upstream providers.',
       labelNames: ['provider', 'model', 'token_type'],
       registers,
     });
-    this.proxyRequests = new Counter({
+    this.proxyRequests = new SeriesCounter({
       name: 'tollgate_proxy_requests_total',
       help: 'Requests answered by the proxy listener, with attribution.',
       labelNames: [...DETAIL_LABELS, 'is_fallback', 'status', 'outcome', ...names],
       registers,
     });
-    this.proxyFailedRequests = new Counter({
+    this.proxyFailedRequests = new SeriesCounter({
       name: 'tollgate_proxy_failed_requests_total',
       help: 'Requests answered with a status of 400 or more (499: the client left).',
       labelNames: [...DETAIL_LABELS, 'is_fallback', 'status', 'outcome', ...names],
       registers,
     });
-    this.proxyRequestDuration = new Histogram({
+    this.proxyRequestDuration = new SeriesHistogram({
       name: 'tollgate_proxy_request_duration_seconds',
       help: 'Time from request received to response body finished, with attribution.',
       labelNames: [...DETAIL_LABELS, 'status', ...names],
       buckets: buckets('request_duration'),
       registers,
     });
-    this.llmRequests = new Counter({
+    this.llmRequests = new SeriesCounter({
       name: 'tollgate_llm_requests_total',
       help: 'Model-serving requests (the ones that leave a usage event).',
       labelNames: [...DETAIL_LABELS, 'is_fallback', 'status', 'outcome', ...names],
       registers,
     });
-    this.llmRequestDuration = new Histogram({
+    this.llmRequestDuration = new SeriesHistogram({
       name: 'tollgate_llm_request_duration_seconds',
       help: 'Duration of model-serving requests.',
       labelNames: [...DETAIL_LABELS, 'status', ...names],
       buckets: buckets('request_duration'),
       registers,
     });
-    this.requestE2eLatency = new Histogram({
+    this.requestE2eLatency = new SeriesHistogram({
       name: 'tollgate_request_e2e_latency_seconds',
       help: 'End-to-end latency: side="downstream" request received to response finished; side="upstream" upstream request sent to upstream response finished.',
       labelNames: sideLabels,
       buckets: buckets('request_e2e_latency'),
       registers,
     });
-    this.requestTtft = new Histogram({
+    this.requestTtft = new SeriesHistogram({
       name: 'tollgate_request_ttft_seconds',
       help: 'Time to first byte of streamed answers: side="downstream" to the caller, side="upstream" from the provider.',
       labelNames: sideLabels,
       buckets: buckets('request_ttft'),
       registers,
     });
-    this.llmTimeToFirstToken = new Histogram({
+    this.llmTimeToFirstToken = new SeriesHistogram({
       name: 'tollgate_llm_time_to_first_token_seconds',
       help: 'Time to first token of streamed model answers, with attribution.',
       labelNames: llmTtftLabels,
@@ -244,10 +225,10 @@ export class Metrics {
       registers,
     });
     const tokenLabels = [...DETAIL_LABELS, ...names];
-    this.llmInputTokens = new Counter({ name: 'tollgate_llm_input_tokens_total', help: 'Input (prompt) tokens reported by providers.', labelNames: tokenLabels, registers });
-    this.llmOutputTokens = new Counter({ name: 'tollgate_llm_output_tokens_total', help: 'Output (completion) tokens reported by providers.', labelNames: tokenLabels, registers });
-    this.llmTotalTokens = new Counter({ name: 'tollgate_llm_total_tokens_total', help: 'Total tokens reported by providers.', labelNames: tokenLabels, registers });
-    this.clientCancelled = new Counter({
+    this.llmInputTokens = new SeriesCounter({ name: 'tollgate_llm_input_tokens_total', help: 'Input (prompt) tokens reported by providers.', labelNames: tokenLabels, registers });
+    this.llmOutputTokens = new SeriesCounter({ name: 'tollgate_llm_output_tokens_total', help: 'Output (completion) tokens reported by providers.', labelNames: tokenLabels, registers });
+    this.llmTotalTokens = new SeriesCounter({ name: 'tollgate_llm_total_tokens_total', help: 'Total tokens reported by providers.', labelNames: tokenLabels, registers });
+    this.clientCancelled = new SeriesCounter({
       name: 'tollgate_proxy_client_cancelled_requests_total',
       help: 'Requests whose caller disconnected before the response finished (recorded as 499).',
       labelNames: ['endpoint', 'provider', 'model', 'provider_key_id', ...names.filter((n) => n === 'provider_key_name')],
@@ -266,7 +247,7 @@ export class Metrics {
       labelNames: ['reason'],
       registers,
     });
-    this.usageEventsEmitted = new Counter({
+    this.usageEventsEmitted = new SeriesCounter({
       name: 'tollgate_usage_events_emitted_total',
       help: 'Usage events emitted (terminal rows and failed-attempt rows).',
       labelNames: ['operation', 'status_class'],
@@ -383,25 +364,25 @@ export class Metrics {
     const cancelledLabels: Record<string, string> = { endpoint: s.endpoint, provider: s.provider, model: s.model, provider_key_id: s.providerKeyId };
     if (this.nameLabels.includes('provider_key_name')) cancelledLabels.provider_key_name = s.names.provider_key_name;
     return {
-      legacyCount: this.requestsTotal.labels(legacy),
-      legacyDuration: this.requestDuration.labels(legacy),
-      proxyCount: this.proxyRequests.labels(counted),
-      proxyFailed: s.status >= 400 ? this.proxyFailedRequests.labels(counted) : undefined,
-      proxyDuration: this.proxyRequestDuration.labels(timed),
-      llmCount: s.llm ? this.llmRequests.labels(counted) : undefined,
-      llmDuration: s.llm ? this.llmRequestDuration.labels(timed) : undefined,
-      e2eDownstream: this.requestE2eLatency.labels({ side: 'downstream', ...side }),
-      e2eUpstream: new LazyObs(this.requestE2eLatency, { side: 'upstream', ...side }),
-      ttftDownstream: new LazyObs(this.requestTtft, { side: 'downstream', ...side }),
-      ttftUpstream: new LazyObs(this.requestTtft, { side: 'upstream', ...side }),
-      llmTtftDownstream: s.llm ? new LazyObs(this.llmTimeToFirstToken, { side: 'downstream', ...detail }) : undefined,
-      llmTtftUpstream: s.llm ? new LazyObs(this.llmTimeToFirstToken, { side: 'upstream', ...detail }) : undefined,
-      inputTokens: s.llm ? this.llmInputTokens.labels(detail) : undefined,
-      outputTokens: s.llm ? this.llmOutputTokens.labels(detail) : undefined,
-      totalTokens: s.llm ? this.llmTotalTokens.labels(detail) : undefined,
-      legacyInput: this.tokensTotal.labels({ provider: s.provider, model: s.model, token_type: 'input' }),
-      legacyOutput: this.tokensTotal.labels({ provider: s.provider, model: s.model, token_type: 'output' }),
-      cancelled: s.status === 499 ? this.clientCancelled.labels(cancelledLabels) : undefined,
+      legacyCount: this.requestsTotal.child(legacy),
+      legacyDuration: this.requestDuration.child(legacy),
+      proxyCount: this.proxyRequests.child(counted),
+      proxyFailed: s.status >= 400 ? this.proxyFailedRequests.child(counted) : undefined,
+      proxyDuration: this.proxyRequestDuration.child(timed),
+      llmCount: s.llm ? this.llmRequests.child(counted) : undefined,
+      llmDuration: s.llm ? this.llmRequestDuration.child(timed) : undefined,
+      e2eDownstream: this.requestE2eLatency.child({ side: 'downstream', ...side }),
+      e2eUpstream: this.requestE2eLatency.child({ side: 'upstream', ...side }),
+      ttftDownstream: this.requestTtft.child({ side: 'downstream', ...side }),
+      ttftUpstream: this.requestTtft.child({ side: 'upstream', ...side }),
+      llmTtftDownstream: s.llm ? this.llmTimeToFirstToken.child({ side: 'downstream', ...detail }) : undefined,
+      llmTtftUpstream: s.llm ? this.llmTimeToFirstToken.child({ side: 'upstream', ...detail }) : undefined,
+      inputTokens: s.llm ? this.llmInputTokens.child(detail) : undefined,
+      outputTokens: s.llm ? this.llmOutputTokens.child(detail) : undefined,
+      totalTokens: s.llm ? this.llmTotalTokens.child(detail) : undefined,
+      legacyInput: this.tokensTotal.child({ provider: s.provider, model: s.model, token_type: 'input' }),
+      legacyOutput: this.tokensTotal.child({ provider: s.provider, model: s.model, token_type: 'output' }),
+      cancelled: s.status === 499 ? this.clientCancelled.child(cancelledLabels) : undefined,
     };
   }
 
@@ -410,7 +391,7 @@ export class Metrics {
     const key = `${operation}\u0000${status}`;
     let c = this.usageChildren.get(key);
     if (c === undefined) {
-      c = this.usageEventsEmitted.labels({ operation, status_class: statusClass(status) });
+      c = this.usageEventsEmitted.child({ operation, status_class: statusClass(status) });
       this.usageChildren.set(key, c);
     }
     c.inc();

@@ -158,6 +158,9 @@ export class LogUsageSink implements UsageSink {
 const NO_HITS: GuardrailHit[] = [];
 const NO_GUARDRAILS: GuardrailApplied[] = [];
 const NO_HEADERS: Record<string, string> = {};
+const NO_EMBEDDING_CALLS: GatewayEmbeddingCalls = { calls: [], dropped: 0 };
+Object.freeze(NO_EMBEDDING_CALLS.calls);
+Object.freeze(NO_EMBEDDING_CALLS);
 Object.freeze(NO_HITS);
 Object.freeze(NO_GUARDRAILS);
 Object.freeze(NO_HEADERS);
@@ -179,7 +182,7 @@ export function completeUsageEvent(e: UsageEvent): UsageEvent {
   e.guardrail_enforced_hits ??= NO_HITS;
   e.guardrail_monitor_hits ??= NO_HITS;
   e.request_headers ??= NO_HEADERS;
-  e.gateway_embedding_calls ??= { calls: [], dropped: 0 };
+  e.gateway_embedding_calls ??= NO_EMBEDDING_CALLS;
   return e;
 }
 
@@ -305,5 +308,15 @@ export function usageEventFrom(ctx: RequestContext, attempt?: AttemptRow): Usage
     downstream_ttft_ms: terminal && ctx.downstreamFirstByteMs !== undefined ? round(ctx.downstreamFirstByteMs) : null,
     upstream_latency_ms: terminal ? span(ctx.upstreamSentMs, ctx.upstreamEndMs) : null,
     upstream_ttft_ms: terminal ? span(ctx.upstreamSentMs, ctx.upstreamFirstByteMs) : null,
+    // The rest of the field list in the same literal: one object shape for every event, no
+    // properties added later (completeUsageEvent then has nothing to do).
+    applied_guardrails: NO_GUARDRAILS,
+    guardrail_blocked: false,
+    guardrail_blocked_fail_closed: false,
+    guardrail_bypassed_reason: null,
+    guardrail_enforced_hits: NO_HITS,
+    guardrail_monitor_hits: NO_HITS,
+    request_headers: undefined,
+    gateway_embedding_calls: NO_EMBEDDING_CALLS,
   };
 }
