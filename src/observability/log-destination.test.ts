@@ -1,67 +1,124 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { LineBatcher } from './log-destination.ts';
+import { mkdtempSync, openSync, readFileSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LineBatcher, type LineBatcherOptions } from './log-destination.ts';
 
-function recorder() {
-  const writes: string[] = [];
-  let flushes = 0;
-  let syncs = 0;
-  return {
-    writes,
-    get flushes() {
-      return flushes;
-    },
-    get syncs() {
-      return syncs;
-    },
-    sink: {
-      write: (b: Buffer) => writes.push(b.toString('utf8')),
-      flush: (cb: (err?: Error) => void) => {
-        flushes++;
-        cb();
-      },
-      flushSync: () => {
-        syncs++;
-      },
-    },
+type Cb = (err: NodeJS.ErrnoException | null, written: number) => void;
+
+/** A scripted descriptor: each write call is answered by the next scripted outcome (default: all written). */
+function scripted(outcomes: Array<'all' | number | 'EAGAIN' | 'EPIPE'> = []) {
+  const out: string[] = [];
+  const sync: string[] = [];
+  const pending: Array<() => void> = [];
+  const write: LineBatcherOptions['write'] = (_fd, buffer, _o, length, _p, cb: Cb) => {
+    const outcome = outcomes.shift() ?? 'all';
+    pending.push(() => {
+      if (outcome === 'EAGAIN' || outcome === 'EPIPE') return cb(Object.assign(new Error(outcome), { code: outcome }), 0);
+      const n = outcome === 'all' ? length : outcome;
+      out.push(buffer.subarray(0, n).toString('utf8'));
+      cb(null, n);
+    });
   };
+  const writeSync = (_fd: number, buffer: Buffer): number => {
+    sync.push(buffer.toString('utf8'));
+    return buffer.length;
+  };
+  /** Complete the in-flight writes, as the thread pool would. */
+  const settle = (): void => {
+    while (pending.length > 0) pending.shift()!();
+  };
+  return { out, sync, write, writeSync, settle, get inFlight() { return pending.length; } };
 }
 
-test('LineBatcher holds lines until the batch size, then writes them as one chunk, in order', () => {
-  const r = recorder();
-  const b = new LineBatcher(r.sink, 10);
+test('lines wait for the batch size, then go out as one write, in order, one write at a time', () => {
+  const d = scripted();
+  const b = new LineBatcher(9, { batchChars: 10, write: d.write, writeSync: d.writeSync });
   b.write('aaaa\n');
   b.write('bbb\n');
-  assert.deepEqual(r.writes, []);
+  assert.equal(d.inFlight, 0);
   b.write('cc\n');
-  assert.deepEqual(r.writes, ['aaaa\nbbb\ncc\n']);
-  b.write('d\n');
-  assert.deepEqual(r.writes, ['aaaa\nbbb\ncc\n']);
+  assert.equal(d.inFlight, 1);
+  b.write('dddddddddd\n'); // a second full batch queues behind the write in flight
+  assert.equal(d.inFlight, 1);
+  d.settle();
+  d.settle();
+  assert.deepEqual(d.out, ['aaaa\nbbb\ncc\n', 'dddddddddd\n']);
 });
 
-test('LineBatcher.flush hands a partial batch to the sink and flushes it; an empty flush writes nothing', () => {
-  const r = recorder();
-  const b = new LineBatcher(r.sink, 1000);
-  let called = false;
-  b.flush(() => {
-    called = true;
-  });
-  assert.deepEqual(r.writes, []);
-  assert.equal(called, true);
+test('a partial write continues with the rest; EAGAIN is retried; multi-byte text stays whole', async () => {
+  const d = scripted([3, 'EAGAIN']);
+  const b = new LineBatcher(9, { batchChars: 1, retryMs: 1, write: d.write, writeSync: d.writeSync });
+  b.write('héllo\n');
+  d.settle(); // 3 bytes written: "hé"
+  d.settle(); // EAGAIN
+  await new Promise((r) => setTimeout(r, 20));
+  d.settle();
+  assert.equal(Buffer.concat(d.out.map((s) => Buffer.from(s))).toString(), 'héllo\n');
+});
+
+test('flush writes a partial batch and calls back once it is written', () => {
+  const d = scripted();
+  const b = new LineBatcher(9, { batchChars: 1000, write: d.write, writeSync: d.writeSync });
+  let done = 0;
+  b.flush(() => done++);
+  assert.equal(done, 1, 'nothing pending: at once');
   b.write('x\n');
-  b.flush();
-  assert.deepEqual(r.writes, ['x\n']);
-  assert.equal(r.flushes, 2);
+  b.flush(() => done++);
+  assert.equal(done, 1);
+  d.settle();
+  assert.equal(done, 2);
+  assert.deepEqual(d.out, ['x\n']);
 });
 
-test('LineBatcher.flushSync writes what is pending and never throws at exit', () => {
-  const r = recorder();
-  const b = new LineBatcher(r.sink, 1000);
-  b.write('last words\n');
+test('flushSync writes what is queued behind the write in flight, not that one again', () => {
+  const d = scripted();
+  const b = new LineBatcher(9, { batchChars: 5, write: d.write, writeSync: d.writeSync });
+  b.write('first\n'); // in flight
+  b.write('second\n'); // queued
+  b.write('tail'); // pending, below the batch size
   b.flushSync();
-  assert.deepEqual(r.writes, ['last words\n']);
-  assert.equal(r.syncs, 1);
-  const broken = new LineBatcher({ write: () => {}, flushSync: () => { throw new Error('EBADF'); } }, 10);
-  broken.write('x');
-  assert.doesNotThrow(() => broken.flushSync());
+  assert.deepEqual(d.sync, ['second\n', 'tail']);
+  d.settle();
+  assert.deepEqual(d.out, ['first\n']);
+});
+
+test('a full queue drops whole batches, counts them, and says so in the next line written', () => {
+  const d = scripted();
+  const b = new LineBatcher(9, { batchChars: 1, maxQueuedBytes: 8, write: d.write, writeSync: d.writeSync });
+  b.write('1234567\n'); // in flight (8 bytes queued)
+  b.write('lost\n');
+  assert.equal(b.dropped, 1);
+  d.settle();
+  b.write('after\n');
+  d.settle();
+  assert.equal(d.out[0], '1234567\n');
+  const [note, after] = d.out[1].split('\n');
+  assert.equal(JSON.parse(note).dropped_lines, 1);
+  assert.equal(after, 'after');
+});
+
+test('a broken descriptor drops the queue instead of retrying forever', () => {
+  const d = scripted(['EPIPE']);
+  const b = new LineBatcher(9, { batchChars: 1, write: d.write, writeSync: d.writeSync });
+  b.write('a\n');
+  b.write('b\n');
+  d.settle();
+  assert.equal(d.inFlight, 0);
+  assert.deepEqual(d.out, []);
+  b.write('c\n');
+  d.settle();
+  assert.deepEqual(d.out, ['c\n']);
+});
+
+test('writes reach a real file descriptor through fs.write', async () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'tollgate-log-')), 'out.log');
+  const fd = openSync(path, 'w');
+  const b = new LineBatcher(fd, { batchChars: 64 });
+  for (let i = 0; i < 100; i++) b.write(`{"n":${i}}\n`);
+  await new Promise<void>((resolve) => b.flush(() => resolve()));
+  closeSync(fd);
+  const lines = readFileSync(path, 'utf8').trim().split('\n');
+  assert.deepEqual(lines.map((l) => JSON.parse(l).n), Array.from({ length: 100 }, (_, i) => i));
 });

@@ -1,6 +1,6 @@
 // The process logger: pino, JSON lines on stderr (stdout carries only the CLI's ready line).
 import { pino, type Logger } from 'pino';
-import { LineBatcher, type BatchSink } from './log-destination.ts';
+import { LineBatcher } from './log-destination.ts';
 
 export type { Logger };
 
@@ -10,14 +10,12 @@ export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' |
 const BATCH_CHARS = 64 * 1024;
 
 export function createLogger(level: LogLevel, sync = false): Logger {
-  // Asynchronous: lines are batched off the request path (64 KiB: each asynchronous write costs
-  // the event loop tens of µs, so few large ones) and written by sonic-boom; a timer flushes a
-  // partial batch so a quiet gateway's lines still appear within 250 ms, and whatever is pending
-  // is written synchronously at exit.
   if (sync) return pino(options(level), pino.destination({ dest: 2, sync: true }));
-  const sonic = pino.destination({ dest: 2, sync: false, minLength: 0, contentMode: 'buffer' });
-  // In buffer mode sonic-boom's write takes Buffers; its typings declare strings only.
-  const batcher = new LineBatcher(sonic as unknown as BatchSink, BATCH_CHARS);
+  // Asynchronous: lines are batched off the request path (64 KiB: each asynchronous write costs
+  // the event loop tens of µs, so few large ones); a timer flushes a partial batch so a quiet
+  // gateway's lines still appear within 250 ms, and whatever is pending is written
+  // synchronously at exit.
+  const batcher = new LineBatcher(2, { batchChars: BATCH_CHARS });
   setInterval(() => batcher.flush(), 250).unref();
   process.once('exit', () => batcher.flushSync());
   return pino(options(level), batcher);
