@@ -1,16 +1,36 @@
 // Turns the raw runs of a benchmark into per-target medians, the pass/fail verdicts against
-// Tollgate's performance bar, and the markdown table run.ts prints.
+// Tollgate's performance bar and against the observability on/off bar, and the markdown table
+// run.ts prints.
 
 import type { OpenLoopResult } from './open-loop.ts';
 import { median } from './stats.ts';
 import type { WrkResult } from './wrk.ts';
 
-export type TargetId = 'direct' | 'minimal' | 'tollgate';
-export const TARGET_IDS: readonly TargetId[] = ['direct', 'minimal', 'tollgate'];
+export type TargetId = 'direct' | 'minimal' | 'tollgate' | 'tollgate-obs-full' | 'tollgate-obs-off';
+/** Every target, in table order. */
+export const TARGET_IDS: readonly TargetId[] = ['direct', 'minimal', 'tollgate', 'tollgate-obs-full', 'tollgate-obs-off'];
+/** The observability on/off pair: run only when asked for (`--obs` or `--only`). */
+export const OBS_TARGET_IDS: readonly TargetId[] = ['tollgate-obs-full', 'tollgate-obs-off'];
+/** What `npm run bench` runs without `--only` or `--obs`. */
+export const DEFAULT_TARGET_IDS: readonly TargetId[] = TARGET_IDS.filter((t) => !OBS_TARGET_IDS.includes(t));
+/**
+ * The targets of a run, in table order: `--only`'s list (else the default list), plus the
+ * observability pair with `--obs`; direct always (it is the latency baseline). Throws on an
+ * unknown name.
+ */
+export function selectTargets(only: string | undefined, obs: boolean): TargetId[] {
+  const asked: string[] = only?.split(',').map((s) => s.trim()) ?? [...DEFAULT_TARGET_IDS];
+  for (const t of asked) if (!TARGET_IDS.includes(t as TargetId)) throw new Error(`--only: unknown target "${t}"`);
+  if (obs) asked.push(...OBS_TARGET_IDS);
+  return TARGET_IDS.filter((t) => t === 'direct' || asked.includes(t));
+}
+
 export const TARGET_LABELS: Record<TargetId, string> = {
   direct: '(a) mock upstream, direct',
   minimal: '(b) minimal Node proxy',
   tollgate: '(c) Tollgate',
+  'tollgate-obs-full': '(d) Tollgate obs-full (observability all on)',
+  'tollgate-obs-off': '(e) Tollgate obs-off (observability off)',
 };
 
 export interface SaturationRun {
@@ -90,6 +110,8 @@ export const BARS = {
   addedP99Us: 1000,
   sseAddedTtfbUs: 400,
   peakRssMiB: 120,
+  /** Largest JSON throughput loss of observability all on against off (exclusive). */
+  obsThroughputLoss: 0.1,
 } as const;
 
 function find(runs: readonly Run[], kind: Run['kind'], stream: boolean, target: TargetId, rep: number): Run | undefined {
@@ -194,6 +216,59 @@ export function verdicts(
   ];
 }
 
+function fmtPct(v: number): string {
+  if (!Number.isFinite(v)) return '—';
+  const p = v * 100;
+  return `${p < 0 ? '−' : ''}${Math.abs(p).toFixed(1)}%`;
+}
+
+/**
+ * The observability bar: JSON throughput of (d) all on against (e) off, measured in the same
+ * run, as the loss 1 − on/off; and the same loss as CPU µs/req implies it (on one saturated
+ * core throughput is 1 / CPU per request): 1 − off µs/req ÷ on µs/req. Empty unless both
+ * targets have numbers.
+ */
+export function obsVerdicts(
+  full: TargetSummary | undefined,
+  off: TargetSummary | undefined,
+  runs: readonly Run[] = [],
+): Verdict[] {
+  if (!full || !off) return [];
+  const limit = BARS.obsThroughputLoss;
+  // Judged on the value as printed (0.1%): a loss shown as 10.0% fails, whatever its float tail.
+  const judge = (v: number): boolean | null => (Number.isFinite(v) ? Math.round(v * 1000) / 1000 < limit : null);
+  const disturbed = anyDisturbed(runs, 'saturation', false, OBS_TARGET_IDS);
+  const perRep = (pick: (on: SaturationRun, off: SaturationRun) => number): string => {
+    const losses: string[] = [];
+    for (const rep of reps(runs)) {
+      const a = find(runs, 'saturation', false, 'tollgate-obs-full', rep);
+      const b = find(runs, 'saturation', false, 'tollgate-obs-off', rep);
+      if (a?.kind === 'saturation' && b?.kind === 'saturation') losses.push(fmtPct(pick(a, b)));
+    }
+    return losses.length > 1 ? `; per repetition: ${losses.join(', ')}` : '';
+  };
+  const rpsLoss = 1 - full.jsonRps / off.jsonRps;
+  const cpuLoss = 1 - off.jsonCpuUsPerRequest / full.jsonCpuUsPerRequest;
+  return [
+    {
+      bar: `observability on vs off: JSON throughput loss = 1 − (obs-full req/s ÷ obs-off req/s) < ${limit * 100}%`,
+      value:
+        `${fmtPct(rpsLoss)} (${fmtInt(off.jsonRps)} → ${fmtInt(full.jsonRps)} req/s` +
+        `${perRep((a, b) => 1 - a.wrk.requestsPerSec / b.wrk.requestsPerSec)})`,
+      pass: judge(rpsLoss),
+      disturbed,
+    },
+    {
+      bar: `observability on vs off, from CPU: loss = 1 − (obs-off CPU µs/req ÷ obs-full CPU µs/req) < ${limit * 100}%`,
+      value:
+        `${fmtPct(cpuLoss)} (${off.jsonCpuUsPerRequest.toFixed(1)} → ${full.jsonCpuUsPerRequest.toFixed(1)} µs/req` +
+        `${perRep((a, b) => 1 - b.cpuUsPerRequest / a.cpuUsPerRequest)})`,
+      pass: judge(cpuLoss),
+      disturbed,
+    },
+  ];
+}
+
 export function fmtInt(v: number): string {
   return Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '—';
 }
@@ -213,6 +288,8 @@ export interface RenderInput {
   /** Why a target has no numbers (did not start, failed its check). */
   missing: Partial<Record<TargetId, string>>;
   verdicts: Verdict[];
+  /** The observability on/off bar (obsVerdicts); the section is left out when empty or absent. */
+  obsVerdicts?: Verdict[];
   warnings: string[];
 }
 
@@ -252,9 +329,14 @@ export function renderMarkdown(input: RenderInput): string {
     '| bar | Tollgate | verdict |',
     '|---|---:|---|',
   );
-  for (const v of input.verdicts) {
+  const verdictRow = (v: Verdict): string => {
     const verdict = v.pass === null ? 'pending' : v.pass ? 'pass' : 'FAIL';
-    out.push(`| ${v.bar} | ${v.value} | ${verdict}${v.pass !== null && v.disturbed ? ' (disturbed by other load: not conclusive)' : ''} |`);
+    return `| ${v.bar} | ${v.value} | ${verdict}${v.pass !== null && v.disturbed ? ' (disturbed by other load: not conclusive)' : ''} |`;
+  };
+  for (const v of input.verdicts) out.push(verdictRow(v));
+  if (input.obsVerdicts?.length) {
+    out.push('', '### Observability on (d, obs-full) vs off (e, obs-off)', '', '| bar | loss (off → on) | verdict |', '|---|---:|---|');
+    for (const v of input.obsVerdicts) out.push(verdictRow(v));
   }
   if (input.warnings.length) {
     out.push('', '### Warnings', '');

@@ -1,16 +1,19 @@
 // Benchmark entry point (`npm run bench [-- --quick]`). In one run, against one mock upstream:
 // (a) the mock directly, (b) the minimal Node proxy, (c) Tollgate with auth, aliasing, usage
-// tap, metrics and access log on. Each process under test is pinned to core 1; wrk, the
-// open-loop generator and the mock share core 0. Repetitions interleave the targets; the
-// report gives medians. Prints a markdown table, writes the raw runs as JSON to bench/results/.
+// tap, metrics and access log on; on request (`--obs`, `--only`) also (d) Tollgate with every
+// observability feature on, exporting to a null OTLP collector, and (e) Tollgate with
+// observability off, for the on-vs-off throughput bar. Each process under test is pinned to
+// core 1; wrk, the open-loop generator, the mock and the collector share core 0. Repetitions
+// interleave the targets; the report gives medians. Prints a markdown table, writes the raw runs as JSON to bench/results/.
 // See bench/README.md for what each number means.
 
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { fetchCollectorStats } from './null-collector.ts';
 import type { OpenLoopResult, OpenLoopSpec } from './open-loop.ts';
 import {
   coreBusyBetween,
@@ -22,20 +25,31 @@ import {
   type CoreTimes,
 } from './procstat.ts';
 import {
+  DEFAULT_TARGET_IDS,
   DISTURBED_FOREIGN_CORES,
   DISTURBED_STEAL_CORES,
   isDisturbed,
+  OBS_TARGET_IDS,
+  obsVerdicts,
   TARGET_IDS,
   TARGET_LABELS,
   renderMarkdown,
+  selectTargets,
   summarizeTarget,
   verdicts,
   type Run,
   type TargetId,
   type TargetSummary,
 } from './report.ts';
-import { smokeCheck, spawnReady, writeTollgateConfig, type Spawned } from './targets.ts';
-import { CHAT_PATH, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
+import {
+  smokeCheck,
+  spawnReady,
+  writeTollgateConfig,
+  writeTollgateObsFullConfig,
+  writeTollgateObsOffConfig,
+  type Spawned,
+} from './targets.ts';
+import { CHAT_PATH, CLIENT_HEADERS, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
 import { runWrk } from './wrk.ts';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
@@ -47,7 +61,7 @@ interface Profile {
   satSec: number;
   olWarmupSec: number;
   olSec: number;
-  /** Whole run is aborted past this; waits and retries stop at 3/4 of it. */
+  /** Whole run is aborted past this (for the three default targets; scaled for more); waits and retries stop at 3/4 of it. */
   limitSec: number;
   /** Longest wait for other load on the machine to stop before one measurement... */
   quietWaitSec: number;
@@ -62,10 +76,12 @@ const PROFILES: Record<'full' | 'quick', Profile> = {
   quick: { reps: 1, satWarmupSec: 1, satSec: 6, olWarmupSec: 1, olSec: 8, limitSec: 6 * 60, quietWaitSec: 5, quietBudgetSec: 20, retries: 2 },
 };
 
-const USAGE = `usage: node bench/run.ts [--quick] [--reps N] [--only direct,minimal,tollgate]
+const USAGE = `usage: node bench/run.ts [--quick] [--reps N] [--only direct,minimal,tollgate,...] [--obs]
                         [--connections N] [--rate N] [--sse-rate N]
   --quick        one repetition, shorter runs (~2 min); default: 3 interleaved repetitions (~8-10 min)
-  --only         targets to run (direct is always run: it is the latency baseline)
+  --only         targets to run, of ${TARGET_IDS.join(', ')}
+                 (default: ${DEFAULT_TARGET_IDS.join(', ')}; direct is always run: it is the latency baseline)
+  --obs          also run ${OBS_TARGET_IDS.join(' and ')} (observability all on vs off)
   --connections  wrk connections for saturation (default 64)
   --rate         open-loop rate for the added-latency runs, req/s (default 1000)
   --sse-rate     open-loop rate for the SSE first-byte runs, streams/s (default 500)`;
@@ -76,6 +92,7 @@ function parseOptions() {
       quick: { type: 'boolean', default: false },
       reps: { type: 'string' },
       only: { type: 'string' },
+      obs: { type: 'boolean', default: false },
       connections: { type: 'string', default: '64' },
       rate: { type: 'string', default: '1000' },
       'sse-rate': { type: 'string', default: '500' },
@@ -94,9 +111,9 @@ function parseOptions() {
   const mode = values.quick ? 'quick' : 'full';
   const profile = { ...PROFILES[mode] };
   if (values.reps !== undefined) profile.reps = int('reps', values.reps, 1, 9);
-  const only = values.only?.split(',').map((s) => s.trim()) ?? [...TARGET_IDS];
-  for (const t of only) if (!TARGET_IDS.includes(t as TargetId)) throw new Error(`--only: unknown target "${t}"`);
-  const targets = TARGET_IDS.filter((t) => t === 'direct' || only.includes(t));
+  const targets = selectTargets(values.only, values.obs);
+  // Each target adds the same phases to every repetition: scale the run's time limit with them.
+  profile.limitSec = Math.round((profile.limitSec * Math.max(3, targets.length)) / 3);
   return {
     mode,
     profile,
@@ -263,34 +280,61 @@ async function main(): Promise<void> {
       targets.push({ id: 'minimal', proc: p });
     }
 
+    // Every Tollgate target reads the same caller key from BENCH_KEY.
     const tollgateFiles = writeTollgateConfig(work, mock.addr);
-    if (opts.targets.includes('tollgate')) {
-      const mainTs = join(REPO_ROOT, 'src', 'main.ts');
+    const mainTs = join(REPO_ROOT, 'src', 'main.ts');
+    const startTollgate = async (id: TargetId, configPath: () => string): Promise<void> => {
+      if (!opts.targets.includes(id)) return;
       if (!existsSync(mainTs)) {
-        missing.tollgate = 'gateway not runnable yet (src/main.ts does not exist)';
-      } else {
-        try {
-          const p = await spawnReady({
-            name: 'tollgate',
-            args: ['src/main.ts', 'start', '--config', tollgateFiles.configPath],
-            cwd: REPO_ROOT,
-            env: { ...process.env, BENCH_KEY: tollgateFiles.key },
-            cpus: testCpus,
-            listener: 'proxy',
-            readyTimeoutMs: 30_000,
-          });
-          procs.push(p);
-          targets.push({ id: 'tollgate', proc: p });
-        } catch (e) {
-          const msg = (e as Error).message;
-          missing.tollgate = `gateway did not start: ${msg.split('\n')[0].replace(/^tollgate: /, '')}`;
-          process.stderr.write(`${msg}\n`);
-        }
+        missing[id] = 'gateway not runnable yet (src/main.ts does not exist)';
+        return;
+      }
+      try {
+        const p = await spawnReady({
+          name: id,
+          args: ['src/main.ts', 'start', '--config', configPath()],
+          cwd: REPO_ROOT,
+          env: { ...process.env, BENCH_KEY: tollgateFiles.key },
+          cpus: testCpus,
+          listener: 'proxy',
+          readyTimeoutMs: 30_000,
+        });
+        procs.push(p);
+        targets.push({ id, proc: p });
+      } catch (e) {
+        const msg = (e as Error).message;
+        missing[id] = `gateway did not start: ${msg.split('\n')[0].replace(new RegExp(`^${id}: `), '')}`;
+        process.stderr.write(`${msg}\n`);
+      }
+    };
+    await startTollgate('tollgate', () => tollgateFiles.configPath);
+
+    // Observability all on exports to a null OTLP collector on core 0, next to the mock.
+    let collector: Spawned | null = null;
+    let usageFile: string | null = null;
+    if (opts.targets.includes('tollgate-obs-full')) {
+      try {
+        collector = await spawnReady({
+          name: 'null collector',
+          args: [join(BENCH_DIR, 'null-collector.ts')],
+          cpus: loadCpus,
+          listener: 'collector',
+          readyTimeoutMs: 10_000,
+        });
+        procs.push(collector);
+      } catch (e) {
+        missing['tollgate-obs-full'] = `null collector did not start: ${(e as Error).message.split('\n')[0]}`;
+      }
+      if (collector) {
+        const files = writeTollgateObsFullConfig(join(work, 'obs-full'), mock.addr, collector.addr);
+        usageFile = files.usageFile;
+        await startTollgate('tollgate-obs-full', () => files.configPath);
       }
     }
+    await startTollgate('tollgate-obs-off', () => writeTollgateObsOffConfig(join(work, 'obs-off'), mock.addr).configPath);
 
     // Every target gets the same bytes, the Tollgate key included: the others ignore it.
-    const headers = { authorization: `Bearer ${tollgateFiles.key}` };
+    const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${tollgateFiles.key}` };
     for (const t of [...targets]) {
       for (const [body, stream] of [[REQUEST_JSON, false], [REQUEST_SSE, true]] as const) {
         const why = await smokeCheck(t.proc.addr, body, stream, headers);
@@ -439,9 +483,31 @@ async function main(): Promise<void> {
         stderrTail: t.proc.stderrTail().slice(-1000),
       };
     }
-    const tollgate = targets.find((t) => t.id === 'tollgate');
-    if (tollgate && tollgate.proc.stdoutBytesAfterReady() + tollgate.proc.stderrBytes() === 0) {
-      warnings.push('Tollgate wrote nothing to stdout or stderr: was its access log really on?');
+    for (const t of targets.filter((x) => x.id === 'tollgate' || x.id === 'tollgate-obs-full')) {
+      if (t.proc.stdoutBytesAfterReady() + t.proc.stderrBytes() === 0) {
+        warnings.push(`${TARGET_LABELS[t.id]} wrote nothing to stdout or stderr: was its access log really on?`);
+      }
+    }
+    const obsFull = targets.find((t) => t.id === 'tollgate-obs-full');
+    if (obsFull && collector) {
+      // Checks that the all-on target really exported and wrote its usage file. The exporter
+      // sends every second, so the last second of traffic may still be queued: only zero is wrong.
+      const exported = await fetchCollectorStats(collector.addr);
+      let usageFileBytes = 0;
+      try {
+        usageFileBytes = usageFile === null ? 0 : statSync(usageFile).size;
+      } catch {
+        // missing file: reported below
+      }
+      extra['tollgate-obs-full'] = { ...(extra['tollgate-obs-full'] as object), collector: exported, usageFileBytes };
+      if (!exported || exported.requests === 0) {
+        warnings.push(`${TARGET_LABELS[obsFull.id]}: the null collector received no OTLP export: was the exporter really on?`);
+      }
+      if (usageFileBytes === 0) warnings.push(`${TARGET_LABELS[obsFull.id]}: its usage-event file is empty: was the file sink really on?`);
+      log(
+        `obs-full: collector received ${exported?.requests ?? '?'} exports (${((exported?.bytes ?? 0) / 1e6).toFixed(1)} MB), ` +
+          `usage file ${(usageFileBytes / 1e6).toFixed(1)} MB`,
+      );
     }
     await stopAll();
     const quietAfter = await backgroundLoad();
@@ -449,6 +515,7 @@ async function main(): Promise<void> {
 
     warnings.push(...rigWarnings(runs));
     const v = verdicts(summaries.tollgate, summaries.minimal, runs);
+    const obsV = obsVerdicts(summaries['tollgate-obs-full'], summaries['tollgate-obs-off'], runs);
     const title =
       `Tollgate benchmark, ${opts.mode} (${profile.reps} rep${profile.reps > 1 ? 's, medians' : ''}), ` +
       `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
@@ -460,6 +527,7 @@ async function main(): Promise<void> {
       summaries,
       missing,
       verdicts: v,
+      obsVerdicts: obsV,
       warnings,
     });
     const resultsDir = join(BENCH_DIR, 'results');
@@ -477,7 +545,7 @@ async function main(): Promise<void> {
     };
     writeFileSync(
       file,
-      `${JSON.stringify({ meta, options: opts, targets: extra, missing, summaries, verdicts: v, warnings, runs }, null, 2)}\n`,
+      `${JSON.stringify({ meta, options: opts, targets: extra, missing, summaries, verdicts: v, obsVerdicts: obsV, warnings, runs }, null, 2)}\n`,
     );
     process.stdout.write(markdown);
     process.stdout.write(`\nraw results: ${file}\n`);

@@ -1,22 +1,27 @@
 // Starting and stopping the processes of a benchmark run: the mock upstream, the minimal proxy
 // and Tollgate, each pinned to its core, each announcing readiness as one JSON line on stdout
 // (`{"event":"ready","listeners":{...}}`). Also writes Tollgate's bootstrap config and
-// resources file, and checks each target answers the workload correctly before it is loaded.
+// resources file for each Tollgate target (the performance-bar one, and the observability
+// all-on / all-off pair), and checks each target answers the workload correctly before it is
+// loaded.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { processTree } from './procstat.ts';
-import { BENCH_MODEL, CHAT_PATH, UPSTREAM_MODEL, checkReply } from './workload.ts';
+import { TRACES_PATH } from './null-collector.ts';
+import { BENCH_MODEL, CHAT_PATH, CLIENT_HEADERS, UPSTREAM_MODEL, checkReply } from './workload.ts';
 
 export interface Spawned {
   name: string;
   pid: number;
   /** host:port of the listener named when starting. */
   addr: string;
+  /** Every listener of the ready line, by name (Tollgate: proxy, metrics, ...). */
+  listeners: Readonly<Record<string, unknown>>;
   /** Bytes the process wrote to stdout after its ready line (access log, if it goes there). */
   stdoutBytesAfterReady(): number;
   /** Bytes written to stderr so far (logs, if they go there). */
@@ -139,6 +144,7 @@ export function spawnReady(spec: SpawnSpec): Promise<Spawned> {
           name: spec.name,
           pid: child.pid!,
           addr,
+          listeners: { ...msg.listeners },
           stdoutBytesAfterReady: () => afterReady,
           stderrBytes: () => stderrBytes,
           stderrTail: () => stderr,
@@ -155,11 +161,9 @@ export interface TollgateFiles {
   key: string;
 }
 
-/** Writes Tollgate's config.yaml and resources.yaml into dir, pointing at the mock upstream. */
-export function writeTollgateConfig(dir: string, mockAddr: string): TollgateFiles {
-  const resourcesPath = join(dir, 'resources.yaml');
-  const configPath = join(dir, 'config.yaml');
-  const resources = {
+/** The resources every Tollgate target serves: one provider key on the mock, one alias, one caller key. */
+function benchResources(mockAddr: string): Record<string, unknown> & { api_keys: Record<string, unknown>[] } {
+  return {
     _format_version: '1',
     provider_keys: [
       { display_name: 'bench', provider: 'openai', api_key: 'x', api_base: `http://${mockAddr}/v1` },
@@ -169,6 +173,13 @@ export function writeTollgateConfig(dir: string, mockAddr: string): TollgateFile
     ],
     api_keys: [{ display_name: 'bench', key_env: 'BENCH_KEY', allowed_models: [BENCH_MODEL] }],
   };
+}
+
+/** Writes Tollgate's config.yaml and resources.yaml into dir, pointing at the mock upstream. */
+export function writeTollgateConfig(dir: string, mockAddr: string): TollgateFiles {
+  const resourcesPath = join(dir, 'resources.yaml');
+  const configPath = join(dir, 'config.yaml');
+  const resources = benchResources(mockAddr);
   // Everything the performance bar names is on: auth, aliasing, usage tap, metrics, access log.
   const config = {
     resources_file: resourcesPath,
@@ -182,6 +193,93 @@ export function writeTollgateConfig(dir: string, mockAddr: string): TollgateFile
   writeFileSync(resourcesPath, stringify(resources));
   writeFileSync(configPath, stringify(config));
   return { configPath, key: `tg-bench-${randomBytes(16).toString('hex')}` };
+}
+
+export interface ObsConfigFiles {
+  configPath: string;
+  resourcesPath: string;
+  /** The NDJSON usage-event file, when the target writes one. */
+  usageFile: string | null;
+}
+
+/** Request headers the all-on target copies into every usage event (the workload sends both). */
+export const CAPTURED_HEADERS: readonly string[] = Object.keys(CLIENT_HEADERS);
+
+/** Name of the OTLP exporter resource of the all-on target (a metrics label value). */
+export const OBS_EXPORTER_NAME = 'bench-collector';
+
+function writeObsFiles(dir: string, resources: object, config: Record<string, unknown>, usageFile: string | null): ObsConfigFiles {
+  mkdirSync(dir, { recursive: true });
+  const resourcesPath = join(dir, 'resources.yaml');
+  const configPath = join(dir, 'config.yaml');
+  writeFileSync(resourcesPath, stringify(resources));
+  writeFileSync(configPath, stringify({ resources_file: resourcesPath, ...config }));
+  return { configPath, resourcesPath, usageFile };
+}
+
+/**
+ * The observability pair serves the same resources, the caller key carrying a team and a user
+ * so the name labels of the all-on target hold real values; both read the key from BENCH_KEY,
+ * like writeTollgateConfig's.
+ */
+function obsResources(mockAddr: string): ReturnType<typeof benchResources> {
+  const resources = benchResources(mockAddr);
+  Object.assign(resources.api_keys[0], { team_id: 'bench-team', user_id: 'bench-user-id', user_name: 'bench-user' });
+  return resources;
+}
+
+/**
+ * Every observability feature on (the issue's "observability on"), in dir: the access log, the
+ * Prometheus listener with every optional name label, usage events to an NDJSON file in dir
+ * with request headers captured, and an otlp_http exporter (metadata only, every request
+ * sampled) shipping to the null collector at collectorAddr. The debug listener stays as it
+ * defaults (off). `policy_name` stays `unknown`: a rate-limit policy would add limit work the
+ * all-off target does not do.
+ */
+export function writeTollgateObsFullConfig(dir: string, mockAddr: string, collectorAddr: string): ObsConfigFiles {
+  const usageFile = join(dir, 'usage.ndjson');
+  const resources = {
+    ...obsResources(mockAddr),
+    observability_exporters: [
+      {
+        name: OBS_EXPORTER_NAME,
+        kind: 'otlp_http',
+        endpoint: `http://${collectorAddr}${TRACES_PATH}`,
+        content_mode: 'metadata_only',
+        sample_rate: 1,
+      },
+    ],
+  };
+  const config = {
+    proxy: { addr: '127.0.0.1:0' },
+    observability: {
+      log_level: 'info',
+      access_log: true,
+      metrics: {
+        prometheus: { enabled: true, addr: '127.0.0.1:0' },
+        labels: { api_key_name: true, team_name: true, provider_key_name: true, policy_name: true, user_name: true },
+      },
+      usage_event: { request_headers: [...CAPTURED_HEADERS], file: usageFile },
+    },
+  };
+  return writeObsFiles(dir, resources, config, usageFile);
+}
+
+/**
+ * Every observability feature that can be turned off, off (the issue's "observability off"), in
+ * dir: no access log, no metrics listener, no exporter, no usage file. What cannot be turned
+ * off stays: the usage event's line on stderr and the in-process metric updates.
+ */
+export function writeTollgateObsOffConfig(dir: string, mockAddr: string): ObsConfigFiles {
+  const config = {
+    proxy: { addr: '127.0.0.1:0' },
+    observability: {
+      log_level: 'info',
+      access_log: false,
+      metrics: { prometheus: { enabled: false } },
+    },
+  };
+  return writeObsFiles(dir, obsResources(mockAddr), config, null);
 }
 
 /** One request to the target; null when the reply is what the workload expects, else why not. */

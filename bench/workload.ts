@@ -5,6 +5,12 @@
 export const CHAT_PATH = '/v1/chat/completions';
 export const BENCH_MODEL = 'bench-model';
 export const UPSTREAM_MODEL = 'gpt-4o-mini';
+/**
+ * Non-credential headers every target is sent, as a client would: the observability all-on
+ * target copies them into its usage events (`observability.usage_event.request_headers`).
+ * Sent to every target so that all of them get the same bytes.
+ */
+export const CLIENT_HEADERS: Readonly<Record<string, string>> = { 'user-agent': 'tollgate-bench/1', 'x-team': 'bench' };
 /** Number of `data:` chunk events in a streamed reply, before the usage chunk and `[DONE]`. */
 export const SSE_CHUNK_EVENTS = 24;
 /** Every `data:` event of a streamed reply: the chunks, the usage chunk and `[DONE]`. */
