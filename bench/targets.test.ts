@@ -160,6 +160,7 @@ test('the obs-off config turns off every observability feature that can be', () 
     assert.equal(o.access_log, false);
     assert.equal(o.metrics.prometheus.enabled, false);
     assert.equal(o.usage_event.file, undefined);
+    assert.equal(o.usage_event.log, false);
     assert.equal(files.usageFile, null);
     assert.deepEqual(o.usage_event.request_headers, []);
     assert.ok(Object.values(o.metrics.labels).every((on) => on === false));

@@ -267,8 +267,8 @@ export function writeTollgateObsFullConfig(dir: string, mockAddr: string, collec
 
 /**
  * Every observability feature that can be turned off, off (the issue's "observability off"), in
- * dir: no access log, no metrics listener, no exporter, no usage file. What cannot be turned
- * off stays: the usage event's line on stderr and the in-process metric updates.
+ * dir: no access log, no metrics listener, no exporter, no usage file, no usage lines on
+ * stderr. What cannot be turned off stays: the usage tap and the in-process metric updates.
  */
 export function writeTollgateObsOffConfig(dir: string, mockAddr: string): ObsConfigFiles {
   const config = {
@@ -277,6 +277,7 @@ export function writeTollgateObsOffConfig(dir: string, mockAddr: string): ObsCon
       log_level: 'info',
       access_log: false,
       metrics: { prometheus: { enabled: false } },
+      usage_event: { log: false },
     },
   };
   return writeObsFiles(dir, obsResources(mockAddr), config, null);

@@ -60,7 +60,7 @@ const DEFAULTS: GatewayConfig = {
         guardrail_latency: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       },
     },
-    usage_event: { request_headers: [] },
+    usage_event: { request_headers: [], log: true },
     debug: { enabled: false, addr: '127.0.0.1:9091', path: '/debug/pprof/heap' },
   },
   upstream: { timeout_ms: 6000000, stream_timeout_ms: 0, connect_timeout_ms: 5000, retries: 2 },
@@ -163,6 +163,7 @@ observability:
   usage_event:
     request_headers: [X-Team, x-tenant-id]
     file: /var/log/tollgate/usage.ndjson
+    log: false
   debug:
     enabled: true
     addr: 127.0.0.1:0
@@ -215,7 +216,7 @@ ratelimit:
           labels: { api_key_name: true, team_name: true, provider_key_name: true, policy_name: true, user_name: true },
           buckets: { request_duration: [1, 2], request_e2e_latency: [0.5], request_ttft: [0.1, 0.2], guardrail_latency: [3] },
         },
-        usage_event: { request_headers: ['X-Team', 'x-tenant-id'], file: '/var/log/tollgate/usage.ndjson' },
+        usage_event: { request_headers: ['X-Team', 'x-tenant-id'], file: '/var/log/tollgate/usage.ndjson', log: false },
         debug: { enabled: true, addr: '127.0.0.1:0', path: '/heap' },
       },
       upstream: { timeout_ms: 0, stream_timeout_ms: 120000, connect_timeout_ms: 250, retries: 4 },

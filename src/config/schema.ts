@@ -190,6 +190,7 @@ const ObservabilitySchema = section(
           { default: [], description: 'Request headers copied into every usage event (request_headers). Credential headers are refused.' },
         ),
         file: Type.Optional(Type.String({ minLength: 1, description: 'Append usage events to this file as NDJSON (one event per line). Unset = no file.' })),
+        log: Type.Boolean({ default: true, description: 'Also write every usage event as a "type":"usage" JSON line on the process log (stderr).' }),
       },
       'Usage events.',
     ),

@@ -55,7 +55,7 @@ export function observabilitySinks(
 
   const metrics = new Metrics({ nameLabels: config.metrics.labels, buckets });
   const rejected = (sink: string, reason: string): void => metrics.usageEventsRejected.inc({ sink, reason });
-  const sinks: NamedSink[] = [{ name: 'log', sink: new LogUsageSink(logger) }];
+  const sinks: NamedSink[] = config.usage_event.log ? [{ name: 'log', sink: new LogUsageSink(logger) }] : [];
   let fileSink: FileUsageSink | undefined;
   if (file !== undefined) {
     fileSink = new FileUsageSink(file, {

@@ -301,3 +301,52 @@ test('no credential ever reaches stderr or the usage file', async () => {
   const all = gw.stderrText() + fs.readFileSync(usageFile, 'utf8');
   for (const secret of [CALLER_KEY, UPSTREAM_SECRET, 'sk-not-a-key-7a7a']) assert.ok(!all.includes(secret), `found ${secret}`);
 });
+
+describe('observability.usage_event.log: false', () => {
+  let quiet: Gateway;
+  let quietFile: string;
+  before(async () => {
+    quietFile = path.join(dir, 'quiet-usage.ndjson');
+    quiet = await startGateway({
+      config: {
+        proxy: { addr: '127.0.0.1:0' },
+        observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } }, usage_event: { log: false, file: quietFile } },
+        upstream: { retries: 0 },
+      },
+      resources: {
+        _format_version: '1',
+        provider_keys: [{ display_name: 'oa-key', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mock.url}/v1` }],
+        models: [{ display_name: 'oa', provider: 'openai', model_name: 'oa-up', provider_key: 'oa-key' }],
+        api_keys: [{ display_name: 'caller', key_env: 'E2E_USAGE_KEY', allowed_models: ['oa'] }],
+      },
+      env: { E2E_USAGE_KEY: CALLER_KEY },
+    });
+  });
+  after(async () => {
+    await quiet?.stop();
+  });
+
+  test('keeps usage events off stderr while the file sink and the counter still get them', async () => {
+    mock.setFallback(replyFor(TURN));
+    const res = await fetch(`${quiet.proxyUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CALLER_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body('chat', false)),
+    });
+    assert.equal(res.status, 200);
+    const id = res.headers.get('x-tollgate-request-id');
+    await res.text();
+    const [access] = await waitForLines(quiet, 'access', (l) => l.request_id === id);
+    assert.equal(access.status, 200, 'the access log still runs');
+    let rows: any[] = [];
+    for (let i = 0; i < 40 && rows.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      rows = fs.existsSync(quietFile) ? fs.readFileSync(quietFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.request_id === id) : [];
+    }
+    assert.equal(rows.length, 1, 'the NDJSON file got the event');
+    assert.equal(rows[0].prompt_tokens, 12);
+    assert.deepEqual(await waitForLines(quiet, 'usage', (l) => l.request_id === id, 1, 300), [], 'no usage line on stderr');
+    const metrics = await (await fetch(`${quiet.metricsUrl}/metrics`)).text();
+    assert.match(metrics, /tollgate_usage_events_emitted_total\{operation="chat",status_class="2xx"\} 1/);
+  });
+});
