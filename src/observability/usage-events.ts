@@ -150,9 +150,23 @@ export class LogUsageSink implements UsageSink {
 
   emit(event: UsageEvent): void {
     // The event is serialised once, as is, and framed with the log fields: no copy per event.
-    const body = JSON.stringify(event);
+    const body = usageEventJson(event);
     this.write(`{"level":"info","time":${JSON.stringify(event.occurred_at)},"service":"tollgate",${body.slice(1, -1)},"msg":"usage"}\n`);
   }
+}
+
+/**
+ * The JSON text of an emitted event, shared by the sinks that write it (stderr, file): the
+ * emitter hands one event to every sink in turn, so a one-event memo serialises it once.
+ */
+let lastEvent: UsageEvent | undefined;
+let lastJson = '';
+export function usageEventJson(event: UsageEvent): string {
+  if (event !== lastEvent) {
+    lastJson = JSON.stringify(event);
+    lastEvent = event;
+  }
+  return lastJson;
 }
 
 const NO_HITS: GuardrailHit[] = [];

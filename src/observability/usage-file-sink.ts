@@ -4,7 +4,7 @@
 // cannot keep up, lines beyond a bounded backlog are dropped and counted, never buffered without
 // limit.
 import { closeSync, createWriteStream, openSync, type WriteStream } from 'node:fs';
-import type { UsageEvent, UsageSink } from './usage-events.ts';
+import { usageEventJson, type UsageEvent, type UsageSink } from './usage-events.ts';
 
 export interface FileUsageSinkOptions {
   /** Flush a partial batch after this long (default 250 ms). */
@@ -53,7 +53,7 @@ export class FileUsageSink implements UsageSink {
       this.onReject?.('write_error');
       return;
     }
-    const line = JSON.stringify(event) + '\n';
+    const line = usageEventJson(event) + '\n';
     if (this.pendingBytes + this.stream.writableLength > this.maxBacklog) {
       this.onReject?.('backlog_full');
       return;

@@ -10,7 +10,9 @@
 // content is bounded in size and batches are cut by content size.
 import type { UsageEvent, UsageRequest, UsageSink } from '../usage-events.ts';
 import { trimContent, type CapturedContent } from '../content-text.ts';
-import { exportRequest, usageEventToSpan } from './span.ts';
+import http from 'node:http';
+import https from 'node:https';
+import { exportRequestJson, usageEventSpanJson } from './span.ts';
 
 export type DropReason = 'permanent_error' | 'retry_budget_exhausted' | 'queue_full';
 
@@ -88,6 +90,46 @@ const sleep = (ms: number): Promise<void> =>
 
 const contentSize = (c: CapturedContent): number => c.request.length + c.response.length;
 
+/** Keep-alive pools for the collectors: a batch every second should not cost a handshake. */
+const AGENTS = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 4 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 4 }),
+};
+
+type PostResult = { ok: true; status: number; retryAfter: string | null } | { ok: false; error: string };
+
+/** POST one export body; the answer's status (its body is read and discarded), or why there was none. */
+function post(url: URL, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<PostResult> {
+  return new Promise((resolve) => {
+    const secure = url.protocol === 'https:';
+    let done = false;
+    const finish = (r: PostResult): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(r);
+    };
+    const req = (secure ? https : http).request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(body.length) },
+      agent: AGENTS[secure ? 'https:' : 'http:'],
+    });
+    const timer = setTimeout(() => {
+      finish({ ok: false, error: 'request timed out' });
+      req.destroy();
+    }, timeoutMs);
+    timer.unref();
+    req.once('response', (res) => {
+      const retryAfter = res.headers['retry-after'];
+      res.resume();
+      res.once('end', () => finish({ ok: true, status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null }));
+      res.once('error', () => finish({ ok: true, status: res.statusCode ?? 0, retryAfter: null }));
+    });
+    req.once('error', () => finish({ ok: false, error: 'transport error' }));
+    req.end(body);
+  });
+}
+
 export class OtlpHttpExporter {
   readonly config: OtlpExporterConfig;
   private readonly hooks: OtlpExporterHooks;
@@ -100,9 +142,11 @@ export class OtlpHttpExporter {
   private sending: Promise<void> | undefined;
   private closed = false;
   private readonly timer: NodeJS.Timeout;
+  private readonly endpoint: URL;
 
   constructor(config: OtlpExporterConfig, hooks: OtlpExporterHooks, tuning: Partial<OtlpExporterTuning> = {}, serviceVersion = '0') {
     this.config = config;
+    this.endpoint = new URL(config.endpoint);
     this.hooks = hooks;
     this.tuning = { ...DEFAULT_TUNING, ...tuning };
     this.serviceVersion = serviceVersion;
@@ -185,26 +229,14 @@ export class OtlpHttpExporter {
 
   private async deliver(batch: UsageEvent[], contents: ReadonlyMap<UsageEvent, CapturedContent> | undefined): Promise<void> {
     const name = this.config.name;
-    const spans = batch.map((e) => usageEventToSpan(e, contents?.get(e)));
-    const body = JSON.stringify(exportRequest(spans, 'tollgate', this.serviceVersion));
+    const spans = batch.map((e) => usageEventSpanJson(e, contents?.get(e)));
+    const body = Buffer.from(exportRequestJson(spans, 'tollgate', this.serviceVersion), 'utf8');
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
-      let status: number | undefined;
-      let retryAfter: string | null = null;
-      let failure: string | undefined;
-      try {
-        const res = await fetch(this.config.endpoint, {
-          method: 'POST',
-          headers: { ...this.config.headers, 'content-type': 'application/json' },
-          body,
-          signal: AbortSignal.timeout(this.tuning.requestTimeoutMs),
-        });
-        status = res.status;
-        retryAfter = res.headers.get('retry-after');
-        await res.arrayBuffer().catch(() => undefined);
-      } catch (err) {
-        failure = (err as Error).name === 'TimeoutError' ? 'request timed out' : 'transport error';
-      }
+      const sent = await post(this.endpoint, { ...this.config.headers, 'content-type': 'application/json' }, body, this.tuning.requestTimeoutMs);
+      const status = sent.ok ? sent.status : undefined;
+      const retryAfter = sent.ok ? sent.retryAfter : null;
+      const failure = sent.ok ? undefined : sent.error;
       if (status !== undefined && status >= 200 && status < 300) {
         this.hooks.exported(name, batch.length);
         return;

@@ -53,84 +53,111 @@ const GENAI_OPERATION: Readonly<Record<string, string>> = {
 /** Fields carried by a semantic-convention attribute instead of a tollgate.* one. */
 const MAPPED = new Set(['type', 'operation', 'requested_model', 'upstream_model', 'provider', 'status', 'status_code', 'error_class', 'request_headers', 'occurred_at']);
 
-function value(v: unknown): OtlpAnyValue | undefined {
+/** `{"key":<key>,"value":` per attribute key JSON (a fixed set: made once each). */
+const prefixes = new Map<string, string>();
+function prefix(keyJson: string): string {
+  let p = prefixes.get(keyJson);
+  if (p === undefined) {
+    p = `{"key":${keyJson},"value":`;
+    prefixes.set(keyJson, p);
+  }
+  return p;
+}
+
+/** One attribute as OTLP JSON text; '' for a value that is not exported (null, undefined). */
+function attribute(keyJson: string, v: unknown): string {
   switch (typeof v) {
     case 'string':
-      return { stringValue: v };
+      return `${prefix(keyJson)}{"stringValue":${JSON.stringify(v)}}}`;
     case 'boolean':
-      return { boolValue: v };
+      return v ? `${prefix(keyJson)}{"boolValue":true}}` : `${prefix(keyJson)}{"boolValue":false}}`;
     case 'number':
-      return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v };
+      if (!Number.isFinite(v)) return '';
+      return Number.isInteger(v) ? `${prefix(keyJson)}{"intValue":"${v}"}}` : `${prefix(keyJson)}{"doubleValue":${v}}}`;
     case 'object':
       // Arrays and maps (guardrail hits, embedding calls) travel as their JSON text.
-      return v === null ? undefined : { stringValue: JSON.stringify(v) };
+      return v === null ? '' : `${prefix(keyJson)}{"stringValue":${JSON.stringify(JSON.stringify(v))}}}`;
     default:
-      return undefined;
+      return '';
   }
 }
 
-function nanos(ms: number): bigint {
-  return BigInt(Math.round(ms * 1000)) * 1000n;
+/** `"tollgate.<field>"` as JSON, per field name (a fixed set: made once). */
+const tollgateKeys = new Map<string, string>();
+function tollgateKey(field: string): string {
+  let k = tollgateKeys.get(field);
+  if (k === undefined) {
+    k = JSON.stringify(`tollgate.${field}`);
+    tollgateKeys.set(field, k);
+  }
+  return k;
 }
 
-/** The span of one usage event; `content` (already trimmed to the exporter's cap) adds the content attributes. */
-export function usageEventToSpan(e: UsageEvent, content?: CapturedContent): OtlpSpan {
-  const attributes: OtlpAttribute[] = [];
-  const put = (key: string, v: unknown): void => {
-    const encoded = value(v);
-    if (encoded !== undefined) attributes.push({ key, value: encoded });
+/** Span ids: 8 random bytes each, drawn from one pool refilled 512 ids at a time. */
+let idPool = '';
+let idAt = 0;
+function spanId(): string {
+  if (idAt >= idPool.length) {
+    idPool = randomBytes(8 * 512).toString('hex');
+    idAt = 0;
+  }
+  idAt += 16;
+  return idPool.slice(idAt - 16, idAt);
+}
+
+/**
+ * The span of one usage event as OTLP/HTTP JSON text, written directly (no span object per event:
+ * this runs for every exported event). `content` (already trimmed to the exporter's cap) adds the
+ * content attributes.
+ */
+export function usageEventSpanJson(e: UsageEvent, content?: CapturedContent): string {
+  const parts: string[] = [];
+  const put = (keyJson: string, v: unknown): void => {
+    const a = attribute(keyJson, v);
+    if (a !== '') parts.push(a);
   };
   const genaiOperation = GENAI_OPERATION[e.operation] ?? e.operation;
-  put('gen_ai.operation.name', genaiOperation);
+  put('"gen_ai.operation.name"', genaiOperation);
   if (e.provider !== null) {
-    put('gen_ai.provider.name', e.provider);
-    put('gen_ai.system', e.provider);
+    put('"gen_ai.provider.name"', e.provider);
+    put('"gen_ai.system"', e.provider);
   }
-  if (e.requested_model !== '') put('gen_ai.request.model', e.requested_model);
-  if (e.upstream_model !== undefined && e.upstream_model !== null) put('gen_ai.response.model', e.upstream_model);
-  if (e.prompt_tokens !== null) put('gen_ai.usage.input_tokens', e.prompt_tokens);
-  if (e.completion_tokens !== null) put('gen_ai.usage.output_tokens', e.completion_tokens);
-  put('http.response.status_code', e.status);
-  if (e.error_class !== null) put('error.type', e.error_class);
-  put('tollgate.operation', e.operation);
-  for (const [k, v] of Object.entries(e)) {
-    if (!MAPPED.has(k)) put(`tollgate.${k}`, v);
+  if (e.requested_model !== '') put('"gen_ai.request.model"', e.requested_model);
+  if (e.upstream_model !== undefined && e.upstream_model !== null) put('"gen_ai.response.model"', e.upstream_model);
+  if (e.prompt_tokens !== null) put('"gen_ai.usage.input_tokens"', e.prompt_tokens);
+  if (e.completion_tokens !== null) put('"gen_ai.usage.output_tokens"', e.completion_tokens);
+  put('"http.response.status_code"', e.status);
+  if (e.error_class !== null) put('"error.type"', e.error_class);
+  put('"tollgate.operation"', e.operation);
+  for (const k in e) {
+    if (!MAPPED.has(k)) put(tollgateKey(k), e[k as keyof UsageEvent]);
   }
   if (e.request_headers !== undefined) {
-    for (const [name, v] of Object.entries(e.request_headers)) {
-      attributes.push({ key: `http.request.header.${name}`, value: { arrayValue: { values: [{ stringValue: v }] } } });
+    for (const name in e.request_headers) {
+      parts.push(`{"key":${JSON.stringify(`http.request.header.${name}`)},"value":{"arrayValue":{"values":[{"stringValue":${JSON.stringify(e.request_headers[name])}}]}}}`);
     }
   }
   if (content !== undefined) {
-    attributes.push(
-      { key: 'tollgate.content.request', value: { stringValue: content.request } },
-      { key: 'tollgate.content.response', value: { stringValue: content.response } },
-      { key: 'tollgate.content.truncated', value: { boolValue: content.truncated } },
-    );
+    put('"tollgate.content.request"', content.request);
+    put('"tollgate.content.response"', content.response);
+    put('"tollgate.content.truncated"', content.truncated);
   }
-  const endMs = Date.parse(e.occurred_at);
-  const end = nanos(endMs);
-  const start = end - nanos(Math.max(0, e.latency_ms));
-  return {
-    traceId: traceIdFor(e.request_id),
-    spanId: randomBytes(8).toString('hex'),
-    name: e.requested_model === '' ? genaiOperation : `${genaiOperation} ${e.requested_model}`,
-    kind: 2,
-    startTimeUnixNano: String(start),
-    endTimeUnixNano: String(end),
-    attributes,
-    status: e.status >= 400 ? { code: 2, message: e.error_message ?? `status ${e.status}` } : { code: 0 },
-  };
+  // Nanoseconds as decimal strings without BigInt: whole microseconds fit a double exactly.
+  const endUs = Date.parse(e.occurred_at) * 1000;
+  const startUs = endUs - Math.round(Math.max(0, e.latency_ms) * 1000);
+  const name = e.requested_model === '' ? genaiOperation : `${genaiOperation} ${e.requested_model}`;
+  const status = e.status >= 400 ? `{"code":2,"message":${JSON.stringify(e.error_message ?? `status ${e.status}`)}}` : '{"code":0}';
+  return `{"traceId":"${traceIdFor(e.request_id)}","spanId":"${spanId()}","name":${JSON.stringify(name)},"kind":2,"startTimeUnixNano":"${startUs}000","endTimeUnixNano":"${endUs}000","attributes":[${parts.join(',')}],"status":${status}}`;
 }
 
-/** An ExportTraceServiceRequest holding `spans`. */
-export function exportRequest(spans: OtlpSpan[], serviceName: string, version: string): unknown {
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: [{ key: 'service.name', value: { stringValue: serviceName } }] },
-        scopeSpans: [{ scope: { name: 'tollgate.usage', version }, spans }],
-      },
-    ],
-  };
+/** The span of one usage event as an object (the parsed form of `usageEventSpanJson`). */
+export function usageEventToSpan(e: UsageEvent, content?: CapturedContent): OtlpSpan {
+  return JSON.parse(usageEventSpanJson(e, content)) as OtlpSpan;
+}
+
+/** An ExportTraceServiceRequest holding `spans` (each the JSON text of one span), as JSON text. */
+export function exportRequestJson(spans: readonly string[], serviceName: string, version: string): string {
+  const resource = `{"attributes":[{"key":"service.name","value":{"stringValue":${JSON.stringify(serviceName)}}}]}`;
+  const scope = `{"name":"tollgate.usage","version":${JSON.stringify(version)}}`;
+  return `{"resourceSpans":[{"resource":${resource},"scopeSpans":[{"scope":${scope},"spans":[${spans.join(',')}]}]}]}`;
 }
