@@ -11,7 +11,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { startGateway, type Gateway } from '../harness/spawn.ts';
 import { startMockUpstream, type MockUpstream } from '../harness/mock-upstream.ts';
-import { startOtlpReceiver, type OtlpReceiver } from '../harness/otlp-receiver.ts';
+import { attr, startOtlpReceiver, until, type OtlpReceiver } from '../harness/otlp-receiver.ts';
 import { openAIJson, replyFor } from '../harness/provider-wire.ts';
 import { waitForLines } from '../harness/log-lines.ts';
 
@@ -64,18 +64,7 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const attr = (span: any, key: string): any => span.attributes.find((a: any) => a.key === key)?.value;
 const CONTENT_KEYS = ['tollgate.content.request', 'tollgate.content.response', 'tollgate.content.truncated'];
-
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** The span of request `id` at each receiver. */
 async function spans(id: string): Promise<{ full: any; small: any; meta: any }> {

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway, type Gateway } from '../harness/spawn.ts';
 import { startMockUpstream, type MockUpstream } from '../harness/mock-upstream.ts';
-import { startOtlpReceiver, type OtlpReceiver } from '../harness/otlp-receiver.ts';
+import { attr, startOtlpReceiver, until, type OtlpReceiver } from '../harness/otlp-receiver.ts';
 import { replyFor } from '../harness/provider-wire.ts';
 import { waitForLines } from '../harness/log-lines.ts';
 
@@ -62,19 +62,8 @@ async function chat(): Promise<string> {
   return id;
 }
 
-const attr = (span: any, key: string): any => span.attributes.find((a: any) => a.key === key)?.value;
 const spansOf = (r: OtlpReceiver, id: string, accepted = true): any[] =>
   (accepted ? r.acceptedSpans() : r.received.flatMap((x) => x.body.resourceSpans[0].scopeSpans[0].spans)).filter((s: any) => attr(s, 'tollgate.request_id')?.stringValue === id);
-
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function drops(match: Record<string, string>): Promise<number> {
   const text = await (await fetch(`${gw.metricsUrl}/metrics`)).text();

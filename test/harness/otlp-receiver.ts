@@ -90,3 +90,17 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     },
   };
 }
+
+/** The value of attribute `key` of an OTLP span (JSON encoding), or undefined. */
+export const attr = (span: any, key: string): any => span.attributes.find((a: any) => a.key === key)?.value;
+
+/** Poll `probe` every 50 ms until it returns a value (exports arrive in batches). */
+export async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
