@@ -9,6 +9,7 @@
 // break, 502; a read timeout, 504. A break or timeout after the head ends the stream with an
 // `event: error` frame in the gateway envelope; the HTTP status is already on the wire.
 import type { IncomingMessage } from 'node:http';
+import { IdleTimer } from '../http/idle-timer.ts';
 import { endStream, relayChunk, writeChunk } from '../http/respond.ts';
 import { errorFrame, passthroughError } from './errors.ts';
 import type { PassthroughExchange } from './exchange.ts';
@@ -40,7 +41,6 @@ export function relayEventStream(
   return new Promise<void>((resolve) => {
     let started = false;
     let finished = false;
-    let timer: NodeJS.Timeout | undefined;
 
     const start = (): void => {
       started = true;
@@ -62,7 +62,7 @@ export function relayEventStream(
     };
     const stop = (): void => {
       finished = true;
-      if (timer !== undefined) clearTimeout(timer);
+      idle.stop();
       unsubscribe();
       x.setEndHandler(undefined);
     };
@@ -82,16 +82,12 @@ export function relayEventStream(
       }
       resolve();
     };
-    const arm = (): void => {
-      if (idleMs <= 0) return;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = setTimeout(() => {
-        endWith({ error: passthroughError('upstream_timeout', `upstream stream timed out after ${idleMs}ms without data`), errorClass: 'timeout' });
-      }, idleMs);
-    };
+    const idle = new IdleTimer(idleMs, () => {
+      endWith({ error: passthroughError('upstream_timeout', `upstream stream timed out after ${idleMs}ms without data`), errorClass: 'timeout' });
+    });
     const resumeAfterDrain = (): boolean => {
       if (finished) return false;
-      arm();
+      idle.arm();
       return true;
     };
     const unsubscribe = ctx.onCancel(() => {
@@ -123,10 +119,10 @@ export function relayEventStream(
       decoder?.write(chunk);
       if (!relayChunk(ctx, chunk, response, resumeAfterDrain)) {
         // The caller is the slow side: the idle clock stops meanwhile.
-        if (timer !== undefined) clearTimeout(timer);
+        idle.stop();
         return;
       }
-      arm();
+      idle.arm();
     });
     response.once('end', () => {
       if (finished) return;
@@ -147,6 +143,6 @@ export function relayEventStream(
       if (!response.complete) broke();
     });
     x.setEndHandler(endWith);
-    arm();
+    idle.arm();
   });
 }

@@ -6,6 +6,7 @@ import { GatewayError } from '../../lib/errors.ts';
 import { SseEventAssembler, SseFrameTooLarge, SseLineSplitter, type SseFrame } from '../../lib/sse-lines.ts';
 import type { RequestContext } from '../../http/context.ts';
 import { endStream, relayChunk, startStream, writeChunk } from '../../http/respond.ts';
+import { IdleTimer } from '../../http/idle-timer.ts';
 import type { CanonicalUsage } from '../protocols/canonical.ts';
 import type { StreamDecoder } from '../providers/contract.ts';
 import type { CallerCodec, NativeRelay, StreamEncoder } from './codecs.ts';
@@ -77,7 +78,6 @@ export function relayStream(
   return new Promise<void>((resolve, reject) => {
     let started = false;
     let finished = false;
-    let timer: NodeJS.Timeout | undefined;
     /** Status of the first in-band error event (0 while none arrived). */
     let inBandStatus = 0;
 
@@ -91,7 +91,7 @@ export function relayStream(
     const settle = (): void => {
       finished = true;
       ctx.upstreamEndMs = ctx.elapsedMs();
-      if (timer !== undefined) clearTimeout(timer);
+      idle.stop();
       unsubscribe();
       recordUsage(ctx, relay.usage);
     };
@@ -109,16 +109,12 @@ export function relayStream(
       endStream(ctx);
       resolve();
     };
-    const arm = (): void => {
-      if (idleMs <= 0) return;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = setTimeout(() => {
-        fail(new GatewayError('upstream_timeout', `upstream stream timed out after ${idleMs}ms without data`), 'timeout');
-      }, idleMs);
-    };
+    const idle = new IdleTimer(idleMs, () => {
+      fail(new GatewayError('upstream_timeout', `upstream stream timed out after ${idleMs}ms without data`), 'timeout');
+    });
     const resumeAfterDrain = (): boolean => {
       if (finished) return false;
-      arm();
+      idle.arm();
       return true;
     };
     const unsubscribe = ctx.onCancel(() => {
@@ -148,10 +144,10 @@ export function relayStream(
       }
       if (out.length > 0 && !relayChunk(ctx, out, response, resumeAfterDrain)) {
         // The caller reads slower than the upstream writes: the idle clock stops meanwhile.
-        if (timer !== undefined) clearTimeout(timer);
+        idle.stop();
         return;
       }
-      arm();
+      idle.arm();
     });
     response.once('end', () => {
       if (finished) return;
@@ -185,7 +181,7 @@ export function relayStream(
     };
     response.once('error', broke);
     response.once('aborted', broke);
-    arm();
+    idle.arm();
   });
 }
 
