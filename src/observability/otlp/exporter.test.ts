@@ -5,7 +5,9 @@ import { completeUsageEvent, type UsageEvent } from '../usage-events.ts';
 import type { ContentCapture } from '../content-capture.ts';
 import type { CapturedContent } from '../content-text.ts';
 import { isRetryableStatus, OtlpExporterSet, OtlpHttpExporter, type DropReason, type OtlpExporterHooks } from './exporter.ts';
-import { traceIdFor, usageEventToSpan } from './span.ts';
+import { traceIdFor, usageEventSpanJson, type OtlpSpan } from './span.ts';
+
+const usageEventToSpan = (...args: Parameters<typeof usageEventSpanJson>): OtlpSpan => JSON.parse(usageEventSpanJson(...args)) as OtlpSpan;
 
 function event(over: Partial<UsageEvent> = {}): UsageEvent {
   return completeUsageEvent({

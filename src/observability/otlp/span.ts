@@ -150,11 +150,6 @@ export function usageEventSpanJson(e: UsageEvent, content?: CapturedContent): st
   return `{"traceId":"${traceIdFor(e.request_id)}","spanId":"${spanId()}","name":${JSON.stringify(name)},"kind":2,"startTimeUnixNano":"${startUs}000","endTimeUnixNano":"${endUs}000","attributes":[${parts.join(',')}],"status":${status}}`;
 }
 
-/** The span of one usage event as an object (the parsed form of `usageEventSpanJson`). */
-export function usageEventToSpan(e: UsageEvent, content?: CapturedContent): OtlpSpan {
-  return JSON.parse(usageEventSpanJson(e, content)) as OtlpSpan;
-}
-
 /** An ExportTraceServiceRequest holding `spans` (each the JSON text of one span), as JSON text. */
 export function exportRequestJson(spans: readonly string[], serviceName: string, version: string): string {
   const resource = `{"attributes":[{"key":"service.name","value":{"stringValue":${JSON.stringify(serviceName)}}}]}`;
