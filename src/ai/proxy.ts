@@ -9,7 +9,7 @@ import type { ClientIpResolver } from '../http/real-ip.ts';
 import { requestIdFrom } from '../http/request-id.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { usageEventFrom, type UsageSink } from '../observability/usage-events.ts';
+import { usageEventFrom, usageRequest, type UsageSink } from '../observability/usage-events.ts';
 import { ContentCapture } from '../observability/content-capture.ts';
 import type { HealthTracker } from './dispatch/health.ts';
 import { createFinalizeSinks, reportRequest, type KeyOwnerLookup } from '../observability/access-log.ts';
@@ -122,7 +122,7 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       if (ctx.operation !== undefined) {
         const event = usageEventFrom(ctx);
         time = event.occurred_at;
-        options.usage.emit(event, ctx.capture === undefined ? req : { headers: req.headers, content: ctx.capture });
+        options.usage.emit(event, usageRequest(ctx));
       }
       reportRequest(ctx, sinks, time);
     });

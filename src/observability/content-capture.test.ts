@@ -6,9 +6,8 @@ import { gzipSync } from 'node:zlib';
 import { RequestContext } from '../http/context.ts';
 import { readBody } from '../http/body.ts';
 import { endStream, relayChunk, sendJson, startStream, writeChunk } from '../http/respond.ts';
-import { ContentCapture, headerIn, withContent } from './content-capture.ts';
+import { ContentCapture, headerIn } from './content-capture.ts';
 import type { CapturedContent } from './content-text.ts';
-import type { UsageEvent, UsageRequest } from './usage-events.ts';
 
 type Handler = (ctx: RequestContext) => Promise<void> | void;
 
@@ -105,15 +104,4 @@ test('headerIn reads maps, flat raw lists and pair lists, case-insensitively', (
   assert.equal(headerIn(['X', '1', 'content-encoding', 'gzip'], 'content-encoding'), 'gzip');
   assert.equal(headerIn([['Content-Type', 'text/event-stream']], 'content-type'), 'text/event-stream');
   assert.equal(headerIn(undefined, 'content-type'), undefined);
-});
-
-test('withContent adds the capture beside the event, keeping the caller headers', () => {
-  const seen: Array<UsageRequest | undefined> = [];
-  const capture = { content: () => ({ request: 'q', response: 'a', truncated: false }) } as unknown as ContentCapture;
-  const sink = withContent({ emit: (_e: UsageEvent, req?: UsageRequest) => seen.push(req) }, capture);
-  const event = { type: 'usage' } as UsageEvent;
-  sink.emit(event, { headers: { 'x-team': 'blue' } });
-  assert.deepEqual(seen[0]?.headers, { 'x-team': 'blue' });
-  assert.equal(seen[0]?.content, capture);
-  assert.equal(Object.keys(event).length, 1, 'the event is not touched');
 });

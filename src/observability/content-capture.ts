@@ -6,7 +6,6 @@
 // the exporters beside the usage event, never inside it.
 import type { ServerResponse } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
-import type { UsageEvent, UsageRequest, UsageSink } from './usage-events.ts';
 import { responseText, SseTextCollector, utf8Prefix, type CapturedContent } from './content-text.ts';
 
 type Method = (...args: unknown[]) => unknown;
@@ -132,16 +131,4 @@ export class ContentCapture {
 function header(v: number | string | string[] | undefined): string | undefined {
   if (v === undefined) return undefined;
   return Array.isArray(v) ? v.join(', ') : String(v);
-}
-
-/**
- * `sink` with the request's captured content added to every emit (for emitters that pass only
- * the caller's request, like the pass-through exchange). Only built while capture is on.
- */
-export function withContent(sink: UsageSink, capture: ContentCapture): UsageSink {
-  return {
-    emit(event: UsageEvent, req?: UsageRequest) {
-      sink.emit(event, req === undefined ? { headers: {}, content: capture } : { headers: req.headers, content: capture });
-    },
-  };
 }

@@ -108,6 +108,11 @@ export interface UsageRequest {
   content?: ContentCapture;
 }
 
+/** What goes beside a request's usage event: its headers, and its captured content while an exporter wants it. */
+export function usageRequest(ctx: RequestContext): UsageRequest {
+  return ctx.capture === undefined ? ctx.req : { headers: ctx.req.headers, content: ctx.capture };
+}
+
 export interface UsageSink {
   /** `req` is the caller's request, for sinks and emitters that capture request headers or content. */
   emit(event: UsageEvent, req?: UsageRequest): void;

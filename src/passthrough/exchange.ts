@@ -3,7 +3,7 @@
 // decoding of the body has finished) and the release of what admit checks hold.
 import type { RequestContext } from '../http/context.ts';
 import { sendBody } from '../http/respond.ts';
-import type { UsageSink } from '../observability/usage-events.ts';
+import { usageRequest, type UsageSink } from '../observability/usage-events.ts';
 import type { ApiKeyEntry } from '../snapshot/snapshot.ts';
 import type { CompiledRoute } from './compile-routes.ts';
 import { errorEnvelope, type PassthroughError } from './errors.ts';
@@ -165,7 +165,7 @@ export class PassthroughExchange {
         latencyMs: this.ctx.elapsedMs(),
         ttftMs: this.ttftMs,
         clientIdentity: this.clientIdentity,
-      }, new Date()), this.ctx.req);
+      }, new Date()), usageRequest(this.ctx));
     };
     if (this.pending.length === 0) emit();
     else void Promise.all(this.pending).then(emit, emit);

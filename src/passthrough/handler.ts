@@ -11,7 +11,6 @@ import type { RequestContext } from '../http/context.ts';
 import { readBody } from '../http/body.ts';
 import { callUpstream } from '../http/upstream.ts';
 import type { UsageSink } from '../observability/usage-events.ts';
-import { withContent } from '../observability/content-capture.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { authenticateRoute } from './authenticate.ts';
 import { boundedIdentity } from './client-identity.ts';
@@ -97,9 +96,7 @@ export function handlePathStage(ctx: RequestContext, options: PassthroughOptions
 }
 
 function start(ctx: RequestContext, options: PassthroughOptions, snapshot: Snapshot, routes: CompiledRoutes, match: RouteMatch, target: Target): void {
-  // The exchange emits with the caller's request only: captured content rides along here.
-  const usage = ctx.capture === undefined ? options.usage : withContent(options.usage, ctx.capture);
-  const x = new PassthroughExchange(ctx, match.route, match.host, usage);
+  const x = new PassthroughExchange(ctx, match.route, match.host, options.usage);
   ctx.endpoint = PASSTHROUGH_ENDPOINT;
   ctx.provider = match.route.name;
   ctx.model = 'passthrough';
