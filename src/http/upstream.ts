@@ -1,9 +1,74 @@
-// The upstream HTTP client: keep-alive connection pools per origin (node:http Agents, chosen by
-// benchmark over undici; see bench/README.md), connect and response-head timeouts, and
-// failures returned as values rather than thrown.
-import http from 'node:http';
-import https from 'node:https';
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+// The upstream HTTP client: keep-alive connection pools per origin (undici's `dispatch`, chosen by
+// benchmark over node:http; see bench/README.md), connect and response-head timeouts, and
+// failures returned as values rather than thrown. A response is an `UpstreamResponse`: the few
+// IncomingMessage members the relays use (status, headers, data/end/error/close events,
+// pause/resume/destroy) without a stream object per response.
+import { EventEmitter } from 'node:events';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import { createHash } from 'node:crypto';
+import { rootCertificates } from 'node:tls';
+import { Agent, type Dispatcher } from 'undici';
+
+/** TLS settings of a set of pools: certificate verification and an extra trusted CA bundle. */
+export interface UpstreamTlsOptions {
+  readonly verify: boolean;
+  readonly caCert?: string;
+}
+
+/**
+ * The connection pools of one TLS setting (undici keeps one pool per origin inside). One set per
+ * distinct setting and connect timeout, made once and shared by every endpoint that uses it.
+ */
+export class UpstreamPools {
+  readonly tls: UpstreamTlsOptions | undefined;
+  private readonly byTimeout = new Map<number, Agent>();
+  private last: Agent | undefined;
+  private lastTimeout = -1;
+
+  constructor(tls?: UpstreamTlsOptions) {
+    this.tls = tls;
+  }
+
+  /** The dispatcher whose new connections are bounded by `connectTimeoutMs` (0 = no bound). */
+  dispatcher(connectTimeoutMs: number): Agent {
+    if (connectTimeoutMs === this.lastTimeout) return this.last!;
+    let agent = this.byTimeout.get(connectTimeoutMs);
+    if (agent === undefined) {
+      const connect: Record<string, unknown> = { timeout: connectTimeoutMs };
+      if (this.tls !== undefined) {
+        connect.rejectUnauthorized = this.tls.verify;
+        // The bundle is trusted in addition to the public roots.
+        if (this.tls.caCert !== undefined) connect.ca = [...rootCertificates, this.tls.caCert];
+      }
+      // Timeouts are the gateway's own (head, body, stream idle): undici's are off.
+      agent = new Agent({ connect, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 4_000 });
+      this.byTimeout.set(connectTimeoutMs, agent);
+    }
+    this.last = agent;
+    this.lastTimeout = connectTimeoutMs;
+    return agent;
+  }
+
+  close(): void {
+    for (const agent of this.byTimeout.values()) void agent.destroy().catch(() => {});
+    this.byTimeout.clear();
+    this.last = undefined;
+    this.lastTimeout = -1;
+  }
+}
+
+const poolSets = new Map<string, UpstreamPools>();
+
+/** The shared pools of a TLS setting (`undefined` = default verification, public roots). */
+export function upstreamPools(tls?: UpstreamTlsOptions): UpstreamPools {
+  const id = tls === undefined ? 'default' : `${tls.verify}|${tls.caCert === undefined ? '' : createHash('sha256').update(tls.caCert).digest('hex')}`;
+  let pools = poolSets.get(id);
+  if (pools === undefined) {
+    pools = new UpstreamPools(tls);
+    poolSets.set(id, pools);
+  }
+  return pools;
+}
 
 export interface UpstreamEndpoint {
   readonly origin: string;
@@ -11,7 +76,7 @@ export interface UpstreamEndpoint {
   readonly hostname: string;
   readonly port: number;
   readonly path: string;
-  readonly agent: http.Agent;
+  readonly pools: UpstreamPools;
 }
 
 export type UpstreamFailureKind = 'timeout' | 'transport' | 'aborted';
@@ -24,7 +89,7 @@ export interface UpstreamFailure {
 
 export interface UpstreamSuccess {
   ok: true;
-  response: IncomingMessage;
+  response: UpstreamResponse;
 }
 
 export type UpstreamResult = UpstreamSuccess | UpstreamFailure;
@@ -46,20 +111,8 @@ export interface CancelSource {
   onCancel(fn: () => void): () => void;
 }
 
-const agents = new Map<string, http.Agent>();
-
-function agentFor(origin: string, secure: boolean): http.Agent {
-  let agent = agents.get(origin);
-  if (agent === undefined) {
-    const options: http.AgentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 1024, scheduling: 'lifo' };
-    agent = secure ? new https.Agent(options) : new http.Agent(options);
-    agents.set(origin, agent);
-  }
-  return agent;
-}
-
 /** Precompile a URL into request options; done once per snapshot, not per request. */
-export function compileEndpoint(url: string): UpstreamEndpoint {
+export function compileEndpoint(url: string, pools: UpstreamPools = upstreamPools()): UpstreamEndpoint {
   const u = new URL(url);
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`unsupported upstream scheme in ${u.origin}`);
   const secure = u.protocol === 'https:';
@@ -69,70 +122,249 @@ export function compileEndpoint(url: string): UpstreamEndpoint {
     hostname: u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname,
     port: u.port === '' ? (secure ? 443 : 80) : Number(u.port),
     path: u.pathname + u.search,
-    agent: agentFor(u.origin, secure),
+    pools,
   };
 }
 
-/** Close every pooled idle connection (shutdown). */
+/** Close every pooled connection (shutdown). */
 export function closeUpstreamPools(): void {
-  for (const agent of agents.values()) agent.destroy();
-  agents.clear();
+  for (const pools of poolSets.values()) pools.close();
+  poolSets.clear();
+}
+
+/** Headers whose repeats Node's IncomingMessage drops (the first value wins). */
+const SINGLE_VALUED = new Set(['content-type', 'content-length', 'user-agent', 'referer', 'host', 'authorization', 'proxy-authorization', 'if-modified-since', 'if-unmodified-since', 'from', 'location', 'max-forwards', 'retry-after', 'etag', 'last-modified', 'server', 'age', 'expires']);
+
+/**
+ * An upstream response: status, headers and a body delivered as `data` events, then `end` (or
+ * `error`), then `close`. Body chunks that arrive before a `data` listener is attached are
+ * kept and delivered once one is (after the current tick, as a Readable does). `pause` stops
+ * reading from the connection until `resume`.
+ */
+export class UpstreamResponse extends EventEmitter {
+  readonly statusCode: number;
+  readonly statusMessage: string;
+  readonly headers: IncomingHttpHeaders;
+  /** The whole body arrived. */
+  complete = false;
+  private readonly controller: Dispatcher.DispatchController;
+  private raw: string[] | undefined;
+  private pending: Buffer[] = [];
+  private flowing = false;
+  private paused = false;
+  private scheduled = false;
+  private ended = false;
+  private failure: Error | undefined;
+  private closed = false;
+  private destroyedByUs = false;
+
+  constructor(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>, statusMessage: string | undefined) {
+    super();
+    this.controller = controller;
+    this.statusCode = statusCode;
+    this.statusMessage = statusMessage ?? '';
+    for (const name in headers) {
+      const v = headers[name];
+      if (Array.isArray(v) && name !== 'set-cookie') headers[name] = SINGLE_VALUED.has(name) ? v[0] : v.join(', ');
+    }
+    this.headers = headers as IncomingHttpHeaders;
+    this.on('newListener', (event: string) => {
+      if (event === 'data' && !this.flowing) {
+        this.flowing = true;
+        this.schedule();
+      }
+    });
+  }
+
+  /** Header names and values alternating, as IncomingMessage#rawHeaders (names lowercase). */
+  get rawHeaders(): string[] {
+    if (this.raw === undefined) {
+      const raw: string[] = [];
+      for (const name in this.headers) {
+        const v = this.headers[name];
+        if (Array.isArray(v)) for (const x of v) raw.push(name, x);
+        else if (v !== undefined) raw.push(name, v);
+      }
+      this.raw = raw;
+    }
+    return this.raw;
+  }
+
+  get destroyed(): boolean {
+    return this.closed;
+  }
+
+  pause(): this {
+    if (!this.paused) {
+      this.paused = true;
+      this.controller.pause();
+    }
+    return this;
+  }
+
+  resume(): this {
+    this.flowing = true;
+    if (this.paused) {
+      this.paused = false;
+      this.controller.resume();
+    }
+    this.schedule();
+    return this;
+  }
+
+  /** Stop the exchange; the connection is not reused. Emits only `close` from here on. */
+  destroy(): this {
+    if (this.closed) return this;
+    this.destroyedByUs = true;
+    this.pending = [];
+    if (!this.complete) this.controller.abort(new Error('upstream response discarded'));
+    this.finish();
+    return this;
+  }
+
+  /** @internal a body chunk from the connection. */
+  chunk(data: Buffer): void {
+    if (this.destroyedByUs) return;
+    if (this.flowing && !this.paused && this.pending.length === 0) this.emit('data', data);
+    else this.pending.push(data);
+  }
+
+  /** @internal the body ended. */
+  end(): void {
+    this.complete = true;
+    this.ended = true;
+    this.drain();
+  }
+
+  /** @internal the connection failed mid-body. */
+  fail(err: Error): void {
+    if (this.destroyedByUs || this.closed) return;
+    this.failure = err;
+    this.pending = [];
+    this.emit('aborted');
+    if (this.listenerCount('error') > 0) this.emit('error', err);
+    this.finish();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      this.drain();
+    });
+  }
+
+  private drain(): void {
+    if (this.closed || !this.flowing) return;
+    while (this.pending.length > 0 && !this.paused) this.emit('data', this.pending.shift());
+    if (this.ended && this.pending.length === 0 && !this.paused) {
+      this.ended = false;
+      this.emit('end');
+      this.finish();
+    }
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.emit('close');
+  }
 }
 
 class TimeoutSignal extends Error {}
 
+/** Dispatch handler of one exchange: resolves once the head arrived (or it failed). */
+class Exchange implements Dispatcher.DispatchHandler {
+  private readonly call: UpstreamCall;
+  private readonly resolve: (r: UpstreamResult) => void;
+  private controller: Dispatcher.DispatchController | undefined;
+  private response: UpstreamResponse | undefined;
+  private settled = false;
+  private abortWith: Error | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(call: UpstreamCall, resolve: (r: UpstreamResult) => void) {
+    this.call = call;
+    this.resolve = resolve;
+    if (call.headersTimeoutMs > 0) {
+      this.timer = setTimeout(() => this.stop(new TimeoutSignal(`upstream request timed out after ${call.headersTimeoutMs}ms`)), call.headersTimeoutMs);
+    }
+    if (call.cancel !== undefined) this.unsubscribe = call.cancel.onCancel(() => this.stop(new Error('client disconnected')));
+  }
+
+  /** Give up before the head: settle now, abort the request as soon as it has a controller. */
+  private stop(err: Error): void {
+    if (this.settled) return;
+    if (err instanceof TimeoutSignal) this.settle({ ok: false, kind: 'timeout', message: err.message });
+    else this.settle({ ok: false, kind: 'aborted', message: err.message });
+    this.abortWith = err;
+    this.controller?.abort(err);
+  }
+
+  private settle(result: UpstreamResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.unsubscribe?.();
+    this.resolve(result);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.abortWith !== undefined) controller.abort(this.abortWith);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>, statusMessage?: string): void {
+    // 1xx informational heads are not the response.
+    if (statusCode < 200 || this.settled) return;
+    this.response = new UpstreamResponse(controller, statusCode, headers, statusMessage);
+    this.settle({ ok: true, response: this.response });
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.response?.chunk(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.response?.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.response !== undefined) {
+      this.response.fail(err);
+      return;
+    }
+    const code = (err as { code?: string }).code;
+    if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+      const { endpoint, connectTimeoutMs } = this.call;
+      this.settle({ ok: false, kind: 'timeout', message: `connect to ${endpoint.origin} timed out after ${connectTimeoutMs}ms` });
+    } else {
+      this.settle({ ok: false, kind: 'transport', message: transportMessage(this.call.endpoint, err) });
+    }
+  }
+}
+
 export function callUpstream(call: UpstreamCall): Promise<UpstreamResult> {
   return new Promise((resolve) => {
-    const { endpoint } = call;
-    const transport = endpoint.protocol === 'https:' ? https : http;
-    let settled = false;
-    let headTimer: NodeJS.Timeout | undefined;
-    let connectTimer: NodeJS.Timeout | undefined;
-    const settle = (result: UpstreamResult): void => {
-      if (settled) return;
-      settled = true;
-      if (headTimer !== undefined) clearTimeout(headTimer);
-      if (connectTimer !== undefined) clearTimeout(connectTimer);
-      unsubscribe?.();
-      resolve(result);
-    };
-    const req = transport.request({
-      method: call.method,
-      hostname: endpoint.hostname,
-      port: endpoint.port,
-      path: endpoint.path,
-      agent: endpoint.agent,
-      headers: call.headers,
-    });
-    const onAbort = (): void => {
-      req.destroy();
-      settle({ ok: false, kind: 'aborted', message: 'client disconnected' });
-    };
-    let unsubscribe: (() => void) | undefined;
-    if (call.cancel !== undefined) {
-      unsubscribe = call.cancel.onCancel(onAbort);
-      if (settled) return;
+    const handler = new Exchange(call, resolve);
+    const headers: Record<string, string | string[]> = {};
+    for (const name in call.headers) {
+      const v = call.headers[name];
+      // The gateway has the whole body already: nothing to wait for a 100 Continue about.
+      if (v === undefined || name === 'expect') continue;
+      headers[name] = typeof v === 'number' ? String(v) : v;
     }
-    if (call.connectTimeoutMs > 0) {
-      req.once('socket', (socket) => {
-        if (!socket.connecting) return;
-        connectTimer = setTimeout(() => {
-          req.destroy(new TimeoutSignal(`connect to ${endpoint.origin} timed out after ${call.connectTimeoutMs}ms`));
-        }, call.connectTimeoutMs);
-        socket.once(endpoint.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
-      });
+    try {
+      call.endpoint.pools.dispatcher(call.connectTimeoutMs).dispatch(
+        { origin: call.endpoint.origin, path: call.endpoint.path, method: call.method as Dispatcher.HttpMethod, headers, body: call.body ?? null },
+        handler,
+      );
+    } catch (err) {
+      // Invalid request options (a header undici refuses): nothing was sent.
+      handler.onResponseError(undefined as unknown as Dispatcher.DispatchController, err as Error);
     }
-    if (call.headersTimeoutMs > 0) {
-      headTimer = setTimeout(() => {
-        req.destroy(new TimeoutSignal(`upstream request timed out after ${call.headersTimeoutMs}ms`));
-      }, call.headersTimeoutMs);
-    }
-    req.once('response', (response) => settle({ ok: true, response }));
-    req.once('error', (err) => {
-      if (err instanceof TimeoutSignal) settle({ ok: false, kind: 'timeout', message: err.message });
-      else settle({ ok: false, kind: 'transport', message: transportMessage(endpoint, err) });
-    });
-    req.end(call.body);
   });
 }
 
@@ -146,7 +378,7 @@ function transportMessage(endpoint: UpstreamEndpoint, err: Error & { code?: stri
  * names the overall budget when the bound is what is left of it.
  */
 export function readResponseBody(
-  response: IncomingMessage,
+  response: UpstreamResponse,
   timeoutMs: number,
   maxBytes = 64 * 1024 * 1024,
   timeoutMessage?: string,
@@ -165,7 +397,6 @@ export function readResponseBody(
     };
     if (timeoutMs > 0) {
       timer = setTimeout(() => {
-        // Settle before destroying: destroy() emits 'aborted' synchronously.
         done({ ok: false, kind: 'timeout', message: timeoutMessage ?? `upstream request timed out after ${timeoutMs}ms` });
         response.destroy();
       }, timeoutMs);
@@ -180,7 +411,6 @@ export function readResponseBody(
       chunks.push(chunk);
     });
     response.once('end', () => done({ ok: true, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) }));
-    response.once('error', () => done({ ok: false, kind: 'transport', message: 'upstream connection broke while sending the body' }));
-    response.once('aborted', () => done({ ok: false, kind: 'transport', message: 'upstream connection broke while sending the body' }));
+    response.once('close', () => done({ ok: false, kind: 'transport', message: 'upstream connection broke while sending the body' }));
   });
 }

@@ -4,7 +4,6 @@
 // with its exact length. Larger bodies (file downloads) are relayed as they arrive, still under
 // the timeout (its clock stops while the caller is the slow side); a failure after their head
 // cuts the connection (the caller sees a short body) and is recorded as 502 or 504.
-import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { relayChunk, writeChunk } from '../http/respond.ts';
 import { bufferedTokenCounts } from './buffered-usage.ts';
@@ -13,10 +12,11 @@ import type { PassthroughExchange } from './exchange.ts';
 import type { ResponseFailure, ResponseFilter } from './hooks.ts';
 import { relayedResponseHeaders } from './response-headers.ts';
 import { createTapDecoder } from './tap-decoder.ts';
+import type { UpstreamResponse } from '../http/upstream.ts';
 
 export const BUFFER_LIMIT = 16 * 1024 * 1024;
 
-function declaredLength(response: IncomingMessage): number | undefined {
+function declaredLength(response: UpstreamResponse): number | undefined {
   const v = response.headers['content-length'];
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -24,7 +24,7 @@ function declaredLength(response: IncomingMessage): number | undefined {
 }
 
 /** Usage of a buffered body, decoded on the side when the upstream compressed it. */
-function tapBody(x: PassthroughExchange, response: IncomingMessage, body: Buffer): void {
+function tapBody(x: PassthroughExchange, response: UpstreamResponse, body: Buffer): void {
   const status = response.statusCode ?? 0;
   if (x.shape === 'opaque' || status < 200 || status >= 300 || body.length === 0) return;
   const parts: Buffer[] = [];
@@ -42,7 +42,7 @@ function tapBody(x: PassthroughExchange, response: IncomingMessage, body: Buffer
  */
 export function relayBody(
   x: PassthroughExchange,
-  response: IncomingMessage,
+  response: UpstreamResponse,
   deadline: number,
   timeoutMs: number,
   filters: readonly ResponseFilter[],

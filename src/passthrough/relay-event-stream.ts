@@ -8,7 +8,6 @@
 // status of an in-band error: its own 4xx, else 502); the caller leaving, 499; an upstream
 // break, 502; a read timeout, 504. A break or timeout after the head ends the stream with an
 // `event: error` frame in the gateway envelope; the HTTP status is already on the wire.
-import type { IncomingMessage } from 'node:http';
 import { IdleTimer } from '../http/idle-timer.ts';
 import { endStream, relayChunk, writeChunk } from '../http/respond.ts';
 import { errorFrame, passthroughError } from './errors.ts';
@@ -17,6 +16,7 @@ import type { ResponseFailure, ResponseFilter } from './hooks.ts';
 import { relayedResponseHeaders } from './response-headers.ts';
 import { EventStreamTap } from './stream-tap.ts';
 import { createTapDecoder } from './tap-decoder.ts';
+import type { UpstreamResponse } from '../http/upstream.ts';
 
 export function isEventStream(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
@@ -25,7 +25,7 @@ export function isEventStream(contentType: string | undefined): boolean {
 
 export function relayEventStream(
   x: PassthroughExchange,
-  response: IncomingMessage,
+  response: UpstreamResponse,
   idleMs: number,
   filters: readonly ResponseFilter[],
 ): Promise<void> {

@@ -14,11 +14,11 @@ test('preserve_host targets https://<host> on port 443', () => {
 test('one pool per TLS setting, shared by every host', () => {
   const a = preserveHostEndpoint('a.example.com', undefined);
   const b = preserveHostEndpoint('b.example.com', undefined);
-  assert.equal(a.agent, b.agent);
+  assert.equal(a.pools, b.pools);
   const insecure = preserveHostEndpoint('a.example.com', { caCert: undefined, verify: false });
-  assert.notEqual(insecure.agent, a.agent);
-  assert.equal(preserveHostEndpoint('c.example.com', { caCert: undefined, verify: false }).agent, insecure.agent);
-  assert.equal((insecure.agent as unknown as { options: { rejectUnauthorized: boolean } }).options.rejectUnauthorized, false);
+  assert.notEqual(insecure.pools, a.pools);
+  assert.equal(preserveHostEndpoint('c.example.com', { caCert: undefined, verify: false }).pools, insecure.pools);
+  assert.equal(insecure.pools.tls?.verify, false);
 });
 
 test('a target_url uses the shared origin pool unless its key has TLS settings', () => {
@@ -26,9 +26,9 @@ test('a target_url uses the shared origin pool unless its key has TLS settings',
   assert.equal(plain.origin, 'https://api.example.com');
   assert.equal(plain.port, 443);
   const withTls = targetUrlEndpoint(new URL('https://api.example.com/v1'), { caCert: undefined, verify: false });
-  assert.notEqual(withTls.agent, plain.agent);
+  assert.notEqual(withTls.pools, plain.pools);
   // TLS settings do not apply to plain http targets.
   const http = targetUrlEndpoint(new URL('http://10.0.0.1:8080/x'), { caCert: undefined, verify: false });
   assert.equal(http.port, 8080);
-  assert.equal(http.agent, targetUrlEndpoint(new URL('http://10.0.0.1:8080/y'), undefined).agent);
+  assert.equal(http.pools, targetUrlEndpoint(new URL('http://10.0.0.1:8080/y'), undefined).pools);
 });

@@ -1,7 +1,6 @@
 // Relaying an upstream event stream to the caller through a line transform (native relay or
 // translation), with the head sent on the first upstream bytes (ADR 0003), an idle timeout on
 // every gap, backpressure, and a caller-protocol error frame when the stream breaks.
-import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../../lib/errors.ts';
 import { SseEventAssembler, SseFrameTooLarge, SseLineSplitter, type SseFrame } from '../../lib/sse-lines.ts';
 import type { RequestContext } from '../../http/context.ts';
@@ -12,6 +11,7 @@ import type { StreamDecoder } from '../providers/contract.ts';
 import type { CallerCodec, NativeRelay, StreamEncoder } from './codecs.ts';
 import { recordUsage } from './usage.ts';
 import { inBandStatusOf } from '../../lib/in-band-status.ts';
+import type { UpstreamResponse } from '../../http/upstream.ts';
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -69,7 +69,7 @@ export class TranslatingRelay implements NativeRelay {
  */
 export function relayStream(
   ctx: RequestContext,
-  response: IncomingMessage,
+  response: UpstreamResponse,
   relay: NativeRelay,
   codec: CallerCodec,
   idleMs: number,

@@ -1,0 +1,166 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { callUpstream, closeUpstreamPools, compileEndpoint, readResponseBody, upstreamPools, type UpstreamCall, type UpstreamResponse } from './upstream.ts';
+
+type Script = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+let server: http.Server;
+let origin = '';
+const scripts = new Map<string, Script>();
+const seen: Array<{ path: string; headers: http.IncomingHttpHeaders; body: string }> = [];
+
+before(async () => {
+  server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      seen.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
+      const script = scripts.get(req.url ?? '');
+      if (script === undefined) res.end('{}');
+      else script(req, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+after(() => {
+  closeUpstreamPools();
+  server.closeAllConnections();
+  server.close();
+});
+
+function call(path: string, over: Partial<UpstreamCall> = {}): Promise<Awaited<ReturnType<typeof callUpstream>>> {
+  return callUpstream({ endpoint: compileEndpoint(origin + path), method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}', connectTimeoutMs: 1000, headersTimeoutMs: 2000, ...over });
+}
+
+function ok(result: Awaited<ReturnType<typeof callUpstream>>): UpstreamResponse {
+  assert.equal(result.ok, true, JSON.stringify(result));
+  return (result as { response: UpstreamResponse }).response;
+}
+
+describe('callUpstream', () => {
+  test('sends method, path, headers and body; numbers become header strings; expect is not forwarded', async () => {
+    const res = ok(await call('/echo?x=1', { headers: { 'x-n': 7, expect: '100-continue', 'content-length': 7 } }));
+    const body = await readResponseBody(res, 1000);
+    assert.equal(body.ok, true);
+    const last = seen.at(-1)!;
+    assert.equal(last.path, '/echo?x=1');
+    assert.equal(last.body, '{"a":1}');
+    assert.equal(last.headers['x-n'], '7');
+    assert.equal(last.headers.expect, undefined);
+  });
+
+  test('repeated response headers are joined as Node joins them; set-cookie stays a list; rawHeaders pairs them', async () => {
+    scripts.set('/dup', (_req, res) => {
+      res.setHeader('x-multi', ['a', 'b']);
+      res.setHeader('set-cookie', ['s=1', 't=2']);
+      res.setHeader('content-type', 'application/json');
+      res.end('{}');
+    });
+    const res = ok(await call('/dup'));
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['x-multi'], 'a, b');
+    assert.deepEqual(res.headers['set-cookie'], ['s=1', 't=2']);
+    assert.equal(res.headers['content-type'], 'application/json');
+    const raw = res.rawHeaders;
+    assert.deepEqual(raw.slice(raw.indexOf('set-cookie'), raw.indexOf('set-cookie') + 4), ['set-cookie', 's=1', 'set-cookie', 't=2']);
+    await readResponseBody(res, 1000);
+  });
+
+  test('a body that arrived before any listener is delivered once one is attached, then end and close', async () => {
+    scripts.set('/early', (_req, res) => res.end('hello'));
+    const res = ok(await call('/early'));
+    // Let the whole body arrive with nobody listening.
+    await new Promise((r) => setTimeout(r, 50));
+    const events: string[] = [];
+    res.on('data', (c: Buffer) => events.push(`data:${c.toString()}`));
+    res.on('end', () => events.push('end'));
+    res.on('close', () => events.push('close'));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(events, ['data:hello', 'end', 'close']);
+    assert.equal(res.complete, true);
+  });
+
+  test('pause stops delivery until resume', async () => {
+    scripts.set('/slow', (_req, res) => {
+      res.write('one');
+      setTimeout(() => res.end('two'), 30);
+    });
+    const res = ok(await call('/slow'));
+    const got: string[] = [];
+    res.on('data', (c: Buffer) => {
+      got.push(c.toString());
+      if (got.length === 1) res.pause();
+    });
+    const ended = new Promise<void>((resolve) => res.once('end', () => resolve()));
+    await new Promise((r) => setTimeout(r, 80));
+    assert.deepEqual(got, ['one'], 'nothing more while paused');
+    res.resume();
+    await ended;
+    assert.deepEqual(got, ['one', 'two']);
+  });
+
+  test('destroy ends the exchange with close only; the connection breaking mid-body emits error then close', async () => {
+    scripts.set('/hang', (_req, res) => res.write('partial'));
+    const a = ok(await call('/hang'));
+    const ev: string[] = [];
+    a.on('error', () => ev.push('error'));
+    a.on('close', () => ev.push('close'));
+    a.destroy();
+    assert.deepEqual(ev, ['close']);
+    assert.equal(a.destroyed, true);
+
+    scripts.set('/break', (req, res) => {
+      res.writeHead(200, { 'content-length': '100' });
+      res.write('short');
+      setTimeout(() => req.socket.destroy(), 20);
+    });
+    const b = ok(await call('/break'));
+    const read = await readResponseBody(b, 1000);
+    assert.deepEqual(read, { ok: false, kind: 'transport', message: 'upstream connection broke while sending the body' });
+  });
+
+  test('no head within headersTimeoutMs → timeout; the request is aborted', async () => {
+    scripts.set('/never', () => {});
+    const r = await call('/never', { headersTimeoutMs: 50 });
+    assert.deepEqual(r, { ok: false, kind: 'timeout', message: 'upstream request timed out after 50ms' });
+  });
+
+  test('cancellation before the head settles as aborted', async () => {
+    scripts.set('/wait', () => {});
+    let cancel: () => void = () => {};
+    const pending = call('/wait', { cancel: { onCancel: (fn) => ((cancel = fn), () => {}) } });
+    setTimeout(() => cancel(), 20);
+    assert.deepEqual(await pending, { ok: false, kind: 'aborted', message: 'client disconnected' });
+  });
+
+  test('a refused connection is a transport failure naming the origin and the code only', async () => {
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const r = await callUpstream({ endpoint: compileEndpoint(`http://127.0.0.1:${port}/v1/secret-path?key=s3cr3t`), method: 'GET', headers: {}, connectTimeoutMs: 1000, headersTimeoutMs: 1000 });
+    assert.deepEqual(r, { ok: false, kind: 'transport', message: `upstream http://127.0.0.1:${port} unreachable: ECONNREFUSED` });
+  });
+
+  test('a header undici refuses fails as a transport error, without throwing', async () => {
+    const r = await call('/x', { headers: { 'transfer-encoding': 'chunked' } });
+    assert.equal(r.ok, false);
+    assert.equal((r as { kind: string }).kind, 'transport');
+  });
+
+  test('pool sets: one per TLS setting, one dispatcher per connect timeout', () => {
+    assert.equal(upstreamPools(), upstreamPools());
+    const insecure = upstreamPools({ verify: false });
+    assert.notEqual(insecure, upstreamPools());
+    assert.equal(upstreamPools({ verify: false }), insecure);
+    assert.notEqual(upstreamPools({ verify: true, caCert: 'x' }), upstreamPools({ verify: true, caCert: 'y' }));
+    const pools = upstreamPools();
+    assert.equal(pools.dispatcher(1000), pools.dispatcher(1000));
+    assert.notEqual(pools.dispatcher(1000), pools.dispatcher(2000));
+  });
+});
