@@ -18,6 +18,7 @@ export async function serveModel(
 ): Promise<void> {
   ctx.stream = call.stream;
   const resolved = resolveModel(ctx, snapshot, key, call.alias);
-  if (limited) await admitLimits(ctx, options.limits, snapshot, key, resolved.entry, call.codec);
+  // No limiter, no admit phase: not even a promise to await.
+  if (limited && options.limits !== undefined) await admitLimits(ctx, options.limits, snapshot, key, resolved.entry, call.codec);
   await dispatch(ctx, call, resolved, { snapshot, settings: options.upstream, health: options.health, usage: options.usage });
 }

@@ -84,7 +84,10 @@ describe('usage event → span', () => {
     assert.deepEqual(attr(span, 'tollgate.request_id'), { stringValue: '0f8fad5b-d9cb-469f-a165-70867728950e' });
     assert.deepEqual(attr(span, 'tollgate.billable'), { boolValue: true });
     assert.deepEqual(attr(span, 'tollgate.latency_ms'), { intValue: '250' });
-    assert.deepEqual(attr(span, 'tollgate.applied_guardrails'), { stringValue: '[]' });
+    assert.equal(attr(span, 'tollgate.applied_guardrails'), undefined, 'an empty list carries nothing');
+    assert.equal(attr(span, 'tollgate.gateway_embedding_calls'), undefined, 'no embedding calls carries nothing');
+    assert.equal(attr(span, 'tollgate.cached_tokens'), undefined, 'null is left out');
+    assert.deepEqual(attr(span, 'tollgate.guardrail_blocked'), { boolValue: false }, 'false is a value');
     assert.equal(attr(span, 'error.type'), undefined);
     assert.equal(attr(span, 'tollgate.error_class'), undefined, 'error_class travels as error.type');
     assert.deepEqual(span.status, { code: 0 });
@@ -97,6 +100,18 @@ describe('usage event → span', () => {
     assert.deepEqual(attr(span, 'error.type'), { stringValue: 'transport' });
     assert.deepEqual(span.status, { code: 2, message: 'upstream connection broke' });
     assert.deepEqual(attr(span, 'http.request.header.x-team'), { arrayValue: { values: [{ stringValue: 'blue' }] } });
+  });
+
+  test('lists and maps with content travel as their JSON text', () => {
+    const hits = [{ guardrail_id: 'g-1', action: 'monitor' }];
+    const calls = { calls: [{ model: 'e', tokens: 3 }], dropped: 0 };
+    const span = usageEventToSpan(event({ guardrail_monitor_hits: hits, gateway_embedding_calls: calls } as unknown as Partial<UsageEvent>));
+    assert.deepEqual(attr(span, 'tollgate.guardrail_monitor_hits'), { stringValue: JSON.stringify(hits) });
+    assert.deepEqual(attr(span, 'tollgate.gateway_embedding_calls'), { stringValue: JSON.stringify(calls) });
+  });
+
+  test('an uppercase UUID request id gives the lowercase trace id', () => {
+    assert.equal(traceIdFor('0F8FAD5B-D9CB-469F-A165-70867728950E'), '0f8fad5bd9cb469fa16570867728950e');
   });
 
   test('a request id that is not a UUID still maps to a stable 32-hex trace id', () => {

@@ -35,10 +35,14 @@ export interface OtlpSpan {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const LOWER_HEX = /^[0-9a-f]*$/;
 
 /** The trace of a request: its UUID request id as 32 hex digits, or a digest of any other id. */
 export function traceIdFor(requestId: string): string {
-  if (UUID.test(requestId)) return requestId.replaceAll('-', '').toLowerCase();
+  if (UUID.test(requestId)) {
+    const hex = requestId.slice(0, 8) + requestId.slice(9, 13) + requestId.slice(14, 18) + requestId.slice(19, 23) + requestId.slice(24);
+    return LOWER_HEX.test(hex) ? hex : hex.toLowerCase();
+  }
   return createHash('sha256').update(requestId).digest('hex').slice(0, 32);
 }
 
@@ -51,46 +55,62 @@ const GENAI_OPERATION: Readonly<Record<string, string>> = {
 };
 
 /** Fields carried by a semantic-convention attribute instead of a tollgate.* one. */
-const MAPPED = new Set(['type', 'operation', 'requested_model', 'upstream_model', 'provider', 'status', 'status_code', 'error_class', 'request_headers', 'occurred_at']);
+const MAPPED = ['type', 'operation', 'requested_model', 'upstream_model', 'provider', 'status', 'status_code', 'error_class', 'request_headers', 'occurred_at'];
 
-/** `{"key":<key>,"value":` per attribute key JSON (a fixed set: made once each). */
-const prefixes = new Map<string, string>();
-function prefix(keyJson: string): string {
-  let p = prefixes.get(keyJson);
+/**
+ * `{"key":"tollgate.<field>","value":` per event field, made once per field name; null for a
+ * field exported under a semantic-convention name (or not at all). One lookup per field.
+ */
+const fieldPrefixes = new Map<string, string | null>(MAPPED.map((f) => [f, null]));
+function fieldPrefix(field: string): string | null {
+  let p = fieldPrefixes.get(field);
   if (p === undefined) {
-    p = `{"key":${keyJson},"value":`;
-    prefixes.set(keyJson, p);
+    p = `{"key":${JSON.stringify(`tollgate.${field}`)},"value":`;
+    fieldPrefixes.set(field, p);
   }
   return p;
 }
 
-/** One attribute as OTLP JSON text; '' for a value that is not exported (null, undefined). */
-function attribute(keyJson: string, v: unknown): string {
+/** `{"key":<key>,"value":` per fixed attribute key JSON (a fixed set: made once each). */
+const keyPrefixes = new Map<string, string>();
+function keyPrefix(keyJson: string): string {
+  let p = keyPrefixes.get(keyJson);
+  if (p === undefined) {
+    p = `{"key":${keyJson},"value":`;
+    keyPrefixes.set(keyJson, p);
+  }
+  return p;
+}
+
+/**
+ * One attribute as OTLP JSON text, `prefix` being `{"key":<key>,"value":`; '' for a value that
+ * carries nothing: null, undefined, a non-finite number, an empty list, or an object whose
+ * members are all empty lists or zero (gateway_embedding_calls without calls).
+ */
+function attribute(prefix: string, v: unknown): string {
   switch (typeof v) {
     case 'string':
-      return `${prefix(keyJson)}{"stringValue":${JSON.stringify(v)}}}`;
+      return `${prefix}{"stringValue":${JSON.stringify(v)}}}`;
     case 'boolean':
-      return v ? `${prefix(keyJson)}{"boolValue":true}}` : `${prefix(keyJson)}{"boolValue":false}}`;
+      return v ? `${prefix}{"boolValue":true}}` : `${prefix}{"boolValue":false}}`;
     case 'number':
       if (!Number.isFinite(v)) return '';
-      return Number.isInteger(v) ? `${prefix(keyJson)}{"intValue":"${v}"}}` : `${prefix(keyJson)}{"doubleValue":${v}}}`;
+      return Number.isInteger(v) ? `${prefix}{"intValue":"${v}"}}` : `${prefix}{"doubleValue":${v}}}`;
     case 'object':
-      // Arrays and maps (guardrail hits, embedding calls) travel as their JSON text.
-      return v === null ? '' : `${prefix(keyJson)}{"stringValue":${JSON.stringify(JSON.stringify(v))}}}`;
+      // Lists and maps (guardrail hits, embedding calls) travel as their JSON text.
+      return v === null || isEmpty(v) ? '' : `${prefix}{"stringValue":${JSON.stringify(JSON.stringify(v))}}}`;
     default:
       return '';
   }
 }
 
-/** `"tollgate.<field>"` as JSON, per field name (a fixed set: made once). */
-const tollgateKeys = new Map<string, string>();
-function tollgateKey(field: string): string {
-  let k = tollgateKeys.get(field);
-  if (k === undefined) {
-    k = JSON.stringify(`tollgate.${field}`);
-    tollgateKeys.set(field, k);
+function isEmpty(v: object): boolean {
+  if (Array.isArray(v)) return v.length === 0;
+  for (const k in v) {
+    const m = (v as Record<string, unknown>)[k];
+    if (!(Array.isArray(m) ? m.length === 0 : m === 0)) return false;
   }
-  return k;
+  return true;
 }
 
 /** Span ids: 8 random bytes each, drawn from one pool refilled 512 ids at a time. */
@@ -113,7 +133,7 @@ function spanId(): string {
 export function usageEventSpanJson(e: UsageEvent, content?: CapturedContent): string {
   const parts: string[] = [];
   const put = (keyJson: string, v: unknown): void => {
-    const a = attribute(keyJson, v);
+    const a = attribute(keyPrefix(keyJson), v);
     if (a !== '') parts.push(a);
   };
   const genaiOperation = GENAI_OPERATION[e.operation] ?? e.operation;
@@ -130,7 +150,10 @@ export function usageEventSpanJson(e: UsageEvent, content?: CapturedContent): st
   if (e.error_class !== null) put('"error.type"', e.error_class);
   put('"tollgate.operation"', e.operation);
   for (const k in e) {
-    if (!MAPPED.has(k)) put(tollgateKey(k), e[k as keyof UsageEvent]);
+    const prefix = fieldPrefix(k);
+    if (prefix === null) continue;
+    const a = attribute(prefix, e[k as keyof UsageEvent]);
+    if (a !== '') parts.push(a);
   }
   if (e.request_headers !== undefined) {
     for (const name in e.request_headers) {
