@@ -1,5 +1,5 @@
 // The upstream HTTP client: keep-alive connection pools per origin (undici's `dispatch`, chosen by
-// benchmark over node:http; see bench/README.md), connect and response-head timeouts, and
+// benchmark over node:http; see docs/adr/0004), connect and response-head timeouts, and
 // failures returned as values rather than thrown. A response is an `UpstreamResponse`: the few
 // IncomingMessage members the relays use (status, headers, data/end/error/close events,
 // pause/resume/destroy) without a stream object per response.
