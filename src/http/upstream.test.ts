@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -145,6 +146,26 @@ describe('callUpstream', () => {
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const r = await callUpstream({ endpoint: compileEndpoint(`http://127.0.0.1:${port}/v1/secret-path?key=s3cr3t`), method: 'GET', headers: {}, connectTimeoutMs: 1000, headersTimeoutMs: 1000 });
     assert.deepEqual(r, { ok: false, kind: 'transport', message: `upstream http://127.0.0.1:${port} unreachable: ECONNREFUSED` });
+  });
+
+  test('a connect that does not complete within connectTimeoutMs is a timeout, on time', async () => {
+    // A listener whose process is stopped with its accept queue full: new SYNs go unanswered.
+    const child = spawn(process.execPath, ['-e', "const s = require('net').createServer(); s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => console.log(s.address().port))"], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const fillers: net.Socket[] = [];
+    try {
+      const port = await new Promise<number>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
+      process.kill(child.pid!, 'SIGSTOP');
+      for (let i = 0; i < 4; i++) fillers.push(net.connect(port, '127.0.0.1').on('error', () => {}));
+      await new Promise((r) => setTimeout(r, 100));
+      const started = performance.now();
+      const r = await callUpstream({ endpoint: compileEndpoint(`http://127.0.0.1:${port}/v1`), method: 'GET', headers: {}, connectTimeoutMs: 100, headersTimeoutMs: 5000 });
+      const elapsed = performance.now() - started;
+      assert.deepEqual(r, { ok: false, kind: 'timeout', message: `connect to http://127.0.0.1:${port} timed out after 100ms` });
+      assert.ok(elapsed < 400, `bounded at 100 ms, took ${elapsed.toFixed(0)} ms`);
+    } finally {
+      for (const f of fillers) f.destroy();
+      child.kill('SIGKILL');
+    }
   });
 
   test('a header undici refuses fails as a transport error, without throwing', async () => {

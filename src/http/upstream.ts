@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { createHash } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, buildConnector, errors, type Dispatcher } from 'undici';
 
 /** TLS settings of a set of pools: certificate verification and an extra trusted CA bundle. */
 export interface UpstreamTlsOptions {
@@ -34,14 +34,14 @@ export class UpstreamPools {
     if (connectTimeoutMs === this.lastTimeout) return this.last!;
     let agent = this.byTimeout.get(connectTimeoutMs);
     if (agent === undefined) {
-      const connect: Record<string, unknown> = { timeout: connectTimeoutMs };
+      const options: buildConnector.BuildOptions = {};
       if (this.tls !== undefined) {
-        connect.rejectUnauthorized = this.tls.verify;
+        options.rejectUnauthorized = this.tls.verify;
         // The bundle is trusted in addition to the public roots.
-        if (this.tls.caCert !== undefined) connect.ca = [...rootCertificates, this.tls.caCert];
+        if (this.tls.caCert !== undefined) options.ca = [...rootCertificates, this.tls.caCert];
       }
-      // Timeouts are the gateway's own (head, body, stream idle): undici's are off.
-      agent = new Agent({ connect, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 4_000 });
+      // Timeouts are the gateway's own (connect, head, body, stream idle): undici's are off.
+      agent = new Agent({ connect: timedConnector(options, connectTimeoutMs), headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 4_000 });
       this.byTimeout.set(connectTimeoutMs, agent);
     }
     this.last = agent;
@@ -55,6 +55,23 @@ export class UpstreamPools {
     this.last = undefined;
     this.lastTimeout = -1;
   }
+}
+
+/**
+ * undici's connector with the connect bound on a plain timer: undici's own connect timeout runs
+ * on its coarse shared clock (up to ~1 s late), too loose for `connect_timeout_ms`.
+ */
+function timedConnector(options: buildConnector.BuildOptions, timeoutMs: number): buildConnector.connector {
+  const connect = buildConnector({ ...options, timeout: 0 });
+  if (timeoutMs <= 0) return connect;
+  return (opts, callback) => {
+    // undici's connector returns the socket, though its type says void.
+    const timer = setTimeout(() => socket?.destroy(new errors.ConnectTimeoutError()), timeoutMs);
+    const socket = connect(opts, (...args) => {
+      clearTimeout(timer);
+      callback(...args);
+    }) as unknown as { destroy(err: Error): void } | undefined;
+  };
 }
 
 const poolSets = new Map<string, UpstreamPools>();
@@ -168,12 +185,16 @@ export class UpstreamResponse extends EventEmitter {
       if (Array.isArray(v) && name !== 'set-cookie') headers[name] = SINGLE_VALUED.has(name) ? v[0] : v.join(', ');
     }
     this.headers = headers as IncomingHttpHeaders;
-    this.on('newListener', (event: string) => {
-      if (event === 'data' && !this.flowing) {
-        this.flowing = true;
-        this.schedule();
-      }
-    });
+  }
+
+  /** A `data` listener starts the flow, as on a Readable (held chunks follow after this tick). */
+  override on(event: string | symbol, listener: Parameters<EventEmitter['on']>[1]): this {
+    super.on(event, listener);
+    if (event === 'data' && !this.flowing) {
+      this.flowing = true;
+      this.schedule();
+    }
+    return this;
   }
 
   /** Header names and values alternating, as IncomingMessage#rawHeaders (names lowercase). */
@@ -332,6 +353,11 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.failed(err);
+  }
+
+  /** The exchange failed: mid-body, or before the head (nothing for the caller to read). */
+  failed(err: Error): void {
     if (this.response !== undefined) {
       this.response.fail(err);
       return;
@@ -363,7 +389,7 @@ export function callUpstream(call: UpstreamCall): Promise<UpstreamResult> {
       );
     } catch (err) {
       // Invalid request options (a header undici refuses): nothing was sent.
-      handler.onResponseError(undefined as unknown as Dispatcher.DispatchController, err as Error);
+      handler.failed(err as Error);
     }
   });
 }
