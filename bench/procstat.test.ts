@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { coreBusyBetween, coreMicrosBetween, parseCoreTimes, parseStat, processTree, treeCpuMicros, treePeakRssBytes } from './procstat.ts';
+import { coreBusyBetween, coreMicrosBetween, parseCoreTimes, parseStat, processTree, threadCpuMicros, treeCpuMicros, treePeakRssBytes } from './procstat.ts';
 
 test('parseStat finds fields after a command name holding spaces and parentheses', () => {
   const rest = 'S 42 1 1 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 7 0 123 456789 1234';
@@ -33,4 +34,15 @@ test('processTree includes children, treeCpuMicros and peak RSS read the live pr
   } finally {
     child.kill();
   }
+});
+
+test('threadCpuMicros sums CPU by thread name; the busy main thread shows its work', () => {
+  const before = threadCpuMicros(process.pid);
+  const until = Date.now() + 150;
+  while (Date.now() < until); // burn CPU on this (the main) thread
+  const after = threadCpuMicros(process.pid);
+  const main = readFileSync(`/proc/${process.pid}/comm`, 'utf8').trim();
+  assert.ok(after.has(main), `thread names: ${[...after.keys()].join(', ')}`);
+  assert.ok(after.get(main)! - (before.get(main) ?? 0) >= 50_000, 'at least 50 ms of the 150 ms loop is counted');
+  assert.equal(threadCpuMicros(2 ** 22 + 1).size, 0, 'a process that does not exist has no threads');
 });

@@ -147,3 +147,29 @@ export function selfAndReapedCpuMicros(): number {
   const ticks = Number(rest[11]) + Number(rest[12]) + Number(rest[13]) + Number(rest[14]);
   return (ticks * 1e6) / ticksPerSecond();
 }
+
+/**
+ * CPU time (µs) of each thread of one process, summed by thread name (`node` is the main
+ * thread; `libuv-worker`, `V8Worker`, ... the helpers): where a process's CPU goes besides
+ * its JavaScript.
+ */
+export function threadCpuMicros(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const tid of tids) {
+    try {
+      const line = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = line.slice(line.indexOf('(') + 1, line.lastIndexOf(')'));
+      const micros = (parseStat(line).cpuTicks * 1e6) / ticksPerSecond();
+      byName.set(name, (byName.get(name) ?? 0) + micros);
+    } catch {
+      // the thread exited between listing and reading
+    }
+  }
+  return byName;
+}

@@ -1,0 +1,183 @@
+// Side-by-side A/B of two or more proxy builds on one core: for finding out whether a change
+// to the hot path pays, where `run.ts` (every phase, every target) is too slow and too coarse.
+// Each target runs pinned to core 1 against one mock (and one null OTLP collector) on core 0;
+// repetitions interleave the targets, each measuring saturation throughput with wrk and the
+// target's own CPU time per request. Usage: see `bench/README.md` ("A/B runs").
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { threadCpuMicros, treeCpuMicros, treePeakRssBytes } from './procstat.ts';
+import { median } from './stats.ts';
+import {
+  spawnReady,
+  tollgateLaunch,
+  warmTollgate,
+  writeTollgateConfig,
+  writeTollgateObsFullConfig,
+  writeTollgateObsOffConfig,
+  type Spawned,
+} from './targets.ts';
+import { CHAT_PATH, CLIENT_HEADERS, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
+import { runWrk } from './wrk.ts';
+
+const BENCH_DIR = import.meta.dirname;
+const REPO_ROOT = resolve(BENCH_DIR, '..');
+const CONFIGS = ['tollgate', 'obs-full', 'obs-off'] as const;
+type Config = (typeof CONFIGS)[number];
+
+interface TargetSpec {
+  label: string;
+  /** null: the minimal proxy. */
+  config: Config | null;
+  repo: string;
+  nodeFlags: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * `minimal` | `<tollgate|obs-full|obs-off>[@<repo dir>]`, then any node flags (`--x`) and
+ * environment variables (`NAME=value`, e.g. a `TOLLGATE_<SECTION>__<KEY>` config override).
+ */
+export function parseTarget(text: string): TargetSpec {
+  const [head, ...rest] = text.trim().split(/\s+/);
+  const nodeFlags = rest.filter((t) => t.startsWith('-'));
+  const env = Object.fromEntries(
+    rest.filter((t) => !t.startsWith('-')).map((t) => {
+      const eq = t.indexOf('=');
+      if (eq <= 0) throw new Error(`target "${text}": "${t}" is neither a node flag nor NAME=value`);
+      return [t.slice(0, eq), t.slice(eq + 1)];
+    }),
+  );
+  const at = head.indexOf('@');
+  const name = at < 0 ? head : head.slice(0, at);
+  const repo = at < 0 ? REPO_ROOT : resolve(head.slice(at + 1));
+  if (name === 'minimal') return { label: text, config: null, repo, nodeFlags, env };
+  if (!(CONFIGS as readonly string[]).includes(name)) {
+    throw new Error(`target "${text}": expected minimal or one of ${CONFIGS.join(', ')}, optionally @<repo dir> and node flags`);
+  }
+  return { label: text, config: name as Config, repo, nodeFlags, env };
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      reps: { type: 'string', default: '3' },
+      secs: { type: 'string', default: '5' },
+      warm: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '64' },
+      sse: { type: 'boolean', default: false },
+      prof: { type: 'string' },
+    },
+  });
+  if (positionals.length === 0) throw new Error('name at least one target');
+  const specs = positionals.map(parseTarget);
+  const reps = Number(values.reps);
+  const secs = Number(values.secs);
+  const warm = Number(values.warm);
+  const work = mkdtempSync(join(tmpdir(), 'tollgate-ab-'));
+  const procs: Spawned[] = [];
+  const onSignal = (): void => void Promise.all(procs.map((p) => p.stop())).then(() => process.exit(130));
+  process.once('SIGINT', onSignal);
+  try {
+    const core0 = (name: string, script: string, listener: string): Promise<Spawned> =>
+      spawnReady({ name, args: [join(BENCH_DIR, script)], cpus: '0', listener, readyTimeoutMs: 10_000 });
+    const mock = await core0('mock upstream', 'mock-upstream.ts', 'upstream');
+    procs.push(mock);
+    const collector = await core0('null collector', 'null-collector.ts', 'collector');
+    procs.push(collector);
+    const files = writeTollgateConfig(work, mock.addr);
+    const configPath = (c: Config, i: number): string => {
+      const dir = join(work, `t${i}`);
+      if (c === 'obs-full') return writeTollgateObsFullConfig(dir, mock.addr, collector.addr).configPath;
+      if (c === 'obs-off') return writeTollgateObsOffConfig(dir, mock.addr).configPath;
+      return files.configPath;
+    };
+    const profFlags = (i: number): string[] =>
+      values.prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(resolve(values.prof), `t${i}`)}`];
+    const started: Spawned[] = [];
+    const warmed = new Set<string>();
+    for (const [i, s] of specs.entries()) {
+      const env = { ...process.env, ...s.env, BENCH_KEY: files.key };
+      let args: string[];
+      if (s.config === null) {
+        args = [...s.nodeFlags, join(s.repo, 'bench', 'minimal-proxy.ts'), `http://${mock.addr}`];
+      } else {
+        // As `npm start` runs it (an older tree without a launcher: src/main.ts); the target's
+        // own node flags come after the launch's, so they win.
+        const launch = tollgateLaunch(s.repo) ?? { nodeFlags: [], entry: join(s.repo, 'src', 'main.ts') };
+        if (!warmed.has(s.repo)) await warmTollgate(launch, s.repo, files.configPath, env);
+        warmed.add(s.repo);
+        args = [...launch.nodeFlags, ...s.nodeFlags, ...profFlags(i), launch.entry, 'start', '--config', configPath(s.config, i)];
+      }
+      const p = await spawnReady({
+        name: s.label,
+        args,
+        cwd: s.repo,
+        env,
+        cpus: '1',
+        listener: 'proxy',
+        readyTimeoutMs: 30_000,
+      });
+      procs.push(p);
+      started.push(p);
+    }
+    const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${files.key}`, 'content-type': 'application/json' };
+    const body = values.sse ? REQUEST_SSE : REQUEST_JSON;
+    const rows = specs.map(() => ({ rps: [] as number[], cpu: [] as number[], threads: new Map<string, number[]>() }));
+    const wrk = (p: Spawned, durationSec: number) =>
+      runWrk({
+        url: `http://${p.addr}${CHAT_PATH}`,
+        body,
+        headers,
+        connections: Number(values.connections),
+        durationSec,
+        cpus: '0',
+        workDir: work,
+      });
+    for (let r = 0; r < reps; r++) {
+      // Rotate the order so no target always runs first (or right after the same neighbour).
+      for (let k = 0; k < specs.length; k++) {
+        const i = (k + r) % specs.length;
+        const p = started[i];
+        await wrk(p, warm);
+        const cpu0 = treeCpuMicros(p.pid);
+        const threads0 = threadCpuMicros(p.pid);
+        const res = await wrk(p, secs);
+        const cpu = (treeCpuMicros(p.pid) - cpu0) / res.requests;
+        rows[i].rps.push(res.requestsPerSec);
+        rows[i].cpu.push(cpu);
+        for (const [name, micros] of threadCpuMicros(p.pid)) {
+          const list = rows[i].threads.get(name) ?? [];
+          list.push((micros - (threads0.get(name) ?? 0)) / res.requests);
+          rows[i].threads.set(name, list);
+        }
+        process.stderr.write(
+          `rep ${r + 1} ${specs[i].label}: ${res.requestsPerSec.toFixed(0)} req/s, ${cpu.toFixed(1)} CPU µs/req` +
+            (res.errors > 0 ? `, ${res.errors} errors` : '') +
+            '\n',
+        );
+      }
+    }
+    console.log(`| target | ${values.sse ? 'SSE streams' : 'JSON req'}/s | CPU µs/req (per rep) | by thread (medians) | peak RSS |`);
+    console.log('|---|---:|---:|---|---:|');
+    for (const [i, s] of specs.entries()) {
+      const cpus = rows[i].cpu.map((c) => c.toFixed(1)).join(', ');
+      const rss = (treePeakRssBytes(started[i].pid) / 2 ** 20).toFixed(0);
+      const threads = [...rows[i].threads]
+        .map(([name, list]) => [name, median(list)] as const)
+        .filter(([, micros]) => micros >= 0.1)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, micros]) => `${name} ${micros.toFixed(1)}`)
+        .join(', ');
+      console.log(`| ${s.label} | ${median(rows[i].rps).toFixed(0)} | ${median(rows[i].cpu).toFixed(1)} (${cpus}) | ${threads} | ${rss} MiB |`);
+    }
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (isAbsolute(process.argv[1] ?? '') && resolve(process.argv[1]) === import.meta.filename) await main();
