@@ -1,6 +1,7 @@
 // `tollgate start`: the composition root. Loads the bootstrap config and resources, builds the
 // snapshot, binds the listeners, prints the ready line, and owns reload (SIGHUP) and drain
 // (SIGTERM/SIGINT).
+import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Server } from 'node:http';
 import { loadConfig, parseAddr } from '../config/load.ts';
@@ -21,7 +22,6 @@ import { closeUpstreamPools } from '../http/upstream.ts';
 import { createLimiter } from '../limits/create.ts';
 import { passthroughLimitCheck } from '../limits/passthrough.ts';
 import { createProxyHandler, type Lifecycle } from '../ai/proxy.ts';
-import { buildAdminApp } from '../admin/app.ts';
 import type { Resources } from '../resources/types.ts';
 
 export const DEMO_RESOURCES = fileURLToPath(new URL('../../examples/demo.resources.yaml', import.meta.url));
@@ -160,6 +160,9 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   logger.info({ listeners: addresses, resources_file: resourcesFile, resources: first.count }, 'tollgate started');
   // Lifecycle lines are flushed at once; only the per-request stream is batched.
   flushLogger(logger);
+  // Everything the serving path loads is loaded: persist the compile cache now (when the launcher
+  // enabled it) rather than at exit, which a killed process never reaches.
+  module.flushCompileCache?.();
   return stopped;
 }
 
@@ -200,6 +203,9 @@ function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycl
 }
 
 async function startAdmin(config: GatewayConfig, status: () => { generation: number }) {
+  // Loaded only when the admin listener is on: fastify and its plugins are ~5 MiB of memory a
+  // proxy-only process never uses.
+  const { buildAdminApp } = await import('../admin/app.ts');
   const app = buildAdminApp({ adminKeys: config.admin.admin_keys, status });
   const { host, port } = parseAddr(config.admin.addr);
   await app.listen({ host, port });

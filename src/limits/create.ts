@@ -1,6 +1,6 @@
 // Building the limiter from the bootstrap config (`ratelimit` section): the in-process store, or
 // the Redis store (single, cluster or sentinel) with an in-process fallback for fail_open.
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { parseAddr } from '../config/address.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { Limiter, type LimiterLogger, type LimiterMetrics } from './limiter.ts';
@@ -24,7 +24,9 @@ function baseOptions(r: RateLimitConfig['redis']): RedisOptions {
   };
 }
 
-function redisClient(r: RateLimitConfig['redis']): Redis | Cluster {
+async function redisClient(r: RateLimitConfig['redis']): Promise<Redis | Cluster> {
+  // Loaded only for the Redis backend: the in-process store needs no client.
+  const { Cluster, Redis } = await import('ioredis');
   const hostPort = (a: string) => {
     const { host, port } = parseAddr(a);
     return { host, port };
@@ -55,7 +57,7 @@ function connected(client: Redis | Cluster, ms: number): Promise<void> {
 
 export async function createLimiter(c: RateLimitConfig, deps: { metrics?: LimiterMetrics; logger?: LimiterLogger }): Promise<Limiter> {
   if (c.backend === 'memory') return new Limiter({ store: new MemoryStore(), metrics: deps.metrics, logger: deps.logger });
-  const client = redisClient(c.redis);
+  const client = await redisClient(c.redis);
   // Connection errors surface as failed calls (counted, logged once per outage); the client's
   // own error events would otherwise be unhandled.
   client.on('error', () => {});
