@@ -8,7 +8,7 @@
 // See bench/README.md for what each number means.
 
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +44,8 @@ import {
 import {
   smokeCheck,
   spawnReady,
+  tollgateLaunch,
+  warmTollgate,
   writeTollgateConfig,
   writeTollgateObsFullConfig,
   writeTollgateObsOffConfig,
@@ -282,19 +284,26 @@ async function main(): Promise<void> {
 
     // Every Tollgate target reads the same caller key from BENCH_KEY.
     const tollgateFiles = writeTollgateConfig(work, mock.addr);
-    const mainTs = join(REPO_ROOT, 'src', 'main.ts');
+    // Tollgate runs as `npm start` runs it; one start before the measured ones fills the compile cache.
+    const launch = tollgateLaunch(REPO_ROOT);
+    const tollgateEnv = { ...process.env, BENCH_KEY: tollgateFiles.key };
+    let warmed = false;
     const startTollgate = async (id: TargetId, configPath: () => string): Promise<void> => {
       if (!opts.targets.includes(id)) return;
-      if (!existsSync(mainTs)) {
-        missing[id] = 'gateway not runnable yet (src/main.ts does not exist)';
+      if (launch === null) {
+        missing[id] = 'gateway not runnable yet (no `node [flags] <entry> start` script in package.json)';
         return;
       }
       try {
+        if (!warmed) {
+          await warmTollgate(launch, REPO_ROOT, tollgateFiles.configPath, tollgateEnv);
+          warmed = true;
+        }
         const p = await spawnReady({
           name: id,
-          args: ['src/main.ts', 'start', '--config', configPath()],
+          args: [...launch.nodeFlags, launch.entry, 'start', '--config', configPath()],
           cwd: REPO_ROOT,
-          env: { ...process.env, BENCH_KEY: tollgateFiles.key },
+          env: tollgateEnv,
           cpus: testCpus,
           listener: 'proxy',
           readyTimeoutMs: 30_000,

@@ -12,6 +12,7 @@ import {
   OBS_EXPORTER_NAME,
   smokeCheck,
   spawnReady,
+  tollgateLaunch,
   writeTollgateConfig,
   writeTollgateObsFullConfig,
   writeTollgateObsOffConfig,
@@ -252,6 +253,27 @@ test('Tollgate starts with the obs-full and obs-off configs, answers the workloa
   } finally {
     await collector.close();
     await mock.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('tollgateLaunch reads how npm start runs Tollgate: node flags and the entry script', () => {
+  const repo = join(here, '..');
+  const launch = tollgateLaunch(repo);
+  assert.ok(launch !== null);
+  assert.equal(launch.entry, join(repo, 'bin', 'tollgate.js'));
+  assert.ok(launch.nodeFlags.every((f) => f.startsWith('--')), `flags: ${launch.nodeFlags.join(' ')}`);
+
+  const dir = mkdtempSync(join(os.tmpdir(), 'bench-launch-'));
+  try {
+    assert.equal(tollgateLaunch(dir), null, 'no package.json');
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ scripts: { start: 'tsx src/main.ts start' } }));
+    assert.equal(tollgateLaunch(dir), null, 'not a node command line');
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ scripts: { start: 'node --x=1 main.js start' } }));
+    assert.equal(tollgateLaunch(dir), null, 'entry missing');
+    writeFileSync(join(dir, 'main.js'), '');
+    assert.deepEqual(tollgateLaunch(dir), { nodeFlags: ['--x=1'], entry: join(dir, 'main.js') });
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

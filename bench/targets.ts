@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { processTree } from './procstat.ts';
@@ -153,6 +153,44 @@ export function spawnReady(spec: SpawnSpec): Promise<Spawned> {
       }
     });
   });
+}
+
+/** How `npm start` runs Tollgate: node flags and the entry script, from package.json's `start`. */
+export interface TollgateLaunch {
+  nodeFlags: string[];
+  /** Absolute path of the entry script. */
+  entry: string;
+}
+
+/**
+ * Reads `scripts.start` of repo's package.json (`node [flags] <entry> start`), so the bench runs
+ * Tollgate exactly as users start it (launcher, V8 flags); null when there is no such script.
+ */
+export function tollgateLaunch(repo: string): TollgateLaunch | null {
+  const pkgPath = join(repo, 'package.json');
+  if (!existsSync(pkgPath)) return null;
+  const start = (JSON.parse(readFileSync(pkgPath, 'utf8')) as { scripts?: { start?: string } }).scripts?.start;
+  const words = start?.trim().split(/\s+/) ?? [];
+  if (words[0] !== 'node' || words.at(-1) !== 'start' || words.length < 3) return null;
+  const entry = join(repo, words.at(-2)!);
+  return existsSync(entry) ? { nodeFlags: words.slice(1, -2), entry } : null;
+}
+
+/**
+ * Starts Tollgate once and stops it, so the launcher's compile cache holds every module before a
+ * measured process starts (as on any machine after the first start).
+ */
+export async function warmTollgate(launch: TollgateLaunch, repo: string, configPath: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const p = await spawnReady({
+    name: 'tollgate (compile-cache warmup)',
+    args: [...launch.nodeFlags, launch.entry, 'start', '--config', configPath],
+    cwd: repo,
+    env,
+    cpus: null,
+    listener: 'proxy',
+    readyTimeoutMs: 30_000,
+  });
+  await p.stop();
 }
 
 export interface TollgateFiles {

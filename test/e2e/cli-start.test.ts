@@ -57,12 +57,12 @@ interface Raw {
  * Spawn `tollgate start` with exactly these arguments, without the harness (which always passes
  * --config). Keeps every byte of stdout so a test can assert nothing but the ready line is there.
  */
-async function spawnRaw(args: string[], env: Record<string, string>, cwd: string): Promise<Raw> {
+async function spawnRaw(args: string[], env: Record<string, string>, cwd: string, nodeArgs: string[] = [mainTs]): Promise<Raw> {
   const clean: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (!k.startsWith('TOLLGATE_') && k !== 'NODE_TEST_CONTEXT') clean[k] = v;
   }
-  const proc = spawn(process.execPath, [mainTs, ...args], { cwd, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeArgs, ...args], { cwd, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -239,6 +239,47 @@ describe('where the config comes from', { concurrency: true }, () => {
       logs.some((l) => /demo resources/.test(String(l.msg))),
       'running on the demo resources is logged as a warning',
     );
+  });
+
+  test("npm start's launcher serves, and has written the compile cache by the time it is ready", async (t) => {
+    // The command line of `npm start`: node, its flags, the launcher, `start`.
+    const start: string = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).scripts.start;
+    const words = start.split(/\s+/);
+    assert.equal(words[0], 'node');
+    assert.deepEqual(words.slice(-2), ['bin/tollgate.js', 'start']);
+    const cache = fs.mkdtempSync(os.tmpdir() + '/tollgate-ccache-');
+    t.after(() => fs.rmSync(cache, { recursive: true, force: true }));
+    const gw = await spawnRaw(
+      ['start'],
+      { TOLLGATE_PROXY__ADDR: '127.0.0.1:0', TOLLGATE_OBSERVABILITY__METRICS__PROMETHEUS__ENABLED: 'false', NODE_COMPILE_CACHE: cache },
+      cwd,
+      [...words.slice(1, -2), path.join(repoRoot, 'bin', 'tollgate.js')],
+    );
+    t.after(() => gw.stop());
+    const r = await client(`http://${gw.ready.listeners.proxy}`, 'sk-tollgate-demo').chat.completions.create({
+      model: 'mock-gpt',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    assert.equal(r.model, 'mock-gpt');
+    // Written at ready, not at exit: the gateway is still running here.
+    const cached = fs.readdirSync(cache, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    assert.ok(cached.length >= 50, `compile cache holds the loaded modules (found ${cached.length} files)`);
+    assert.equal(await gw.stop(), 0);
+  });
+
+  test('the launcher runs as a command through its shebang', async () => {
+    const launcher = path.join(repoRoot, 'bin', 'tollgate.js');
+    const { stdout, code } = await new Promise<{ stdout: string; code: number | null }>((resolve) => {
+      // Its shebang runs `node` from PATH: put this Node first.
+      const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+      delete env.NODE_TEST_CONTEXT;
+      const p = spawn(launcher, ['--help'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      p.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+      p.on('close', (c) => resolve({ stdout: out, code: c }));
+    });
+    assert.equal(code, 0);
+    assert.match(stdout, /^Usage:/m);
   });
 
   test('TOLLGATE_CONFIG names the config file; TOLLGATE_<SECTION>__<KEY> overrides it', async (t) => {
