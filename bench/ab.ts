@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { threadCpuMicros, treeCpuMicros, treePeakRssBytes } from './procstat.ts';
+import { coreBusyBetween, readCoreTimes, threadCpuMicros, treeCpuMicros, treePeakRssBytes } from './procstat.ts';
 import { median } from './stats.ts';
 import {
   spawnReady,
@@ -19,6 +19,7 @@ import {
   writeTollgateObsOffConfig,
   type Spawned,
 } from './targets.ts';
+import { fetchCollectorStats } from './null-collector.ts';
 import { CHAT_PATH, CLIENT_HEADERS, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
 import { runWrk } from './wrk.ts';
 
@@ -145,7 +146,10 @@ async function main(): Promise<void> {
         await wrk(p, warm);
         const cpu0 = treeCpuMicros(p.pid);
         const threads0 = threadCpuMicros(p.pid);
+        const cores0 = readCoreTimes();
         const res = await wrk(p, secs);
+        // A target whose core is not busy was held back by the rig (core 0: wrk, mock, collector).
+        const busy = coreBusyBetween(cores0, readCoreTimes()).map((b) => `${(b * 100).toFixed(0)}%`).join('/');
         const cpu = (treeCpuMicros(p.pid) - cpu0) / res.requests;
         rows[i].rps.push(res.requestsPerSec);
         rows[i].cpu.push(cpu);
@@ -155,11 +159,15 @@ async function main(): Promise<void> {
           rows[i].threads.set(name, list);
         }
         process.stderr.write(
-          `rep ${r + 1} ${specs[i].label}: ${res.requestsPerSec.toFixed(0)} req/s, ${cpu.toFixed(1)} CPU µs/req` +
+          `rep ${r + 1} ${specs[i].label}: ${res.requestsPerSec.toFixed(0)} req/s, ${cpu.toFixed(1)} CPU µs/req, cores busy ${busy}` +
             (res.errors > 0 ? `, ${res.errors} errors` : '') +
             '\n',
         );
       }
+    }
+    const exports = await fetchCollectorStats(collector.addr);
+    if (exports !== null && exports.requests > 0) {
+      process.stderr.write(`null collector: ${exports.requests} exports, ${(exports.bytes / exports.requests / 1024).toFixed(0)} KiB each\n`);
     }
     console.log(`| target | ${values.sse ? 'SSE streams' : 'JSON req'}/s | CPU µs/req (per rep) | by thread (medians) | peak RSS |`);
     console.log('|---|---:|---:|---|---:|');

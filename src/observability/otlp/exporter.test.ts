@@ -210,6 +210,31 @@ describe('delivery', () => {
     assert.deepEqual(hooks.drops, [['retry_budget_exhausted', 1]]);
   });
 
+  test('full batches leave at once, back to back; a partial batch waits for the flush timer', async () => {
+    const hooks = recorder();
+    const ex = new OtlpHttpExporter({ name: 'rx', endpoint: rx.url, headers: {}, sampleRate: 1 }, hooks, { ...FAST, flushMs: 400, batchSize: 4 });
+    const started = Date.now();
+    for (let i = 0; i < 10; i++) ex.emit(event({ request_id: `r${i}` }));
+    await rx.waitForRequests(2);
+    // While the first export was in flight the queue grew past one batch: the loop went on with a
+    // full batch, and stopped at the partial one instead of sending it as soon as it could.
+    assert.deepEqual(rx.received.map((r) => r.body.resourceSpans[0].scopeSpans[0].spans.length), [4, 4]);
+    assert.equal(ex.queued, 2);
+    await rx.waitForRequests(3);
+    assert.ok(Date.now() - started >= 300, `the partial batch went with the timer (${Date.now() - started} ms)`);
+    assert.equal(rx.received[2].body.resourceSpans[0].scopeSpans[0].spans.length, 2);
+    // A flush covers what was queued when the timer fired: events that arrive while it is in
+    // flight wait for the next tick (or a full batch), as under steady load.
+    ex.emit(event({ request_id: 'late-1' }));
+    ex.emit(event({ request_id: 'late-2' }));
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(rx.received.length, 3);
+    assert.equal(ex.queued, 2);
+    await ex.close();
+    assert.equal(rx.received.length, 4);
+    assert.equal(hooks.exportedCount, 12);
+  });
+
   test('a full queue drops new events as queue_full', async () => {
     const hooks = recorder();
     const ex = new OtlpHttpExporter({ name: 'rx', endpoint: rx.url, headers: {}, sampleRate: 1 }, hooks, { ...FAST, flushMs: 60_000, maxQueue: 2, batchSize: 100 });
@@ -331,13 +356,21 @@ describe('content_mode: full', () => {
   });
 
   test('queued content is bounded (queue_full) and batches are cut by content size', async () => {
-    const hooks = recorder();
-    const ex = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 1000 }, hooks, { ...FAST, flushMs: 60_000, maxQueuedContent: 250, maxBatchContent: 100 });
     const c = { request: 'x'.repeat(40), response: 'y'.repeat(40), truncated: false };
-    for (let i = 0; i < 4; i++) ex.emit(event({ request_id: `r${i}` }), c);
+    const hooks = recorder();
+    const bounded = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 1000 }, hooks, { ...FAST, flushMs: 60_000, maxQueuedContent: 250 });
+    for (let i = 0; i < 4; i++) bounded.emit(event({ request_id: `r${i}` }), c);
     assert.deepEqual(hooks.drops, [['queue_full', 1]], 'the fourth event would hold 320 > 250');
-    assert.equal(ex.queued, 3);
-    await ex.close();
+    assert.equal(bounded.queued, 3);
+    await bounded.close();
+    full.reset();
+
+    // 100 units a batch: each 80-unit event goes alone, the full ones at once, the last at close.
+    const cut = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 1000 }, recorder(), { ...FAST, flushMs: 60_000, maxBatchContent: 100 });
+    for (let i = 0; i < 3; i++) cut.emit(event({ request_id: `r${i}` }), c);
+    await full.waitForRequests(2);
+    assert.equal(cut.queued, 1, 'the last event waits: alone it is not a full batch');
+    await cut.close();
     assert.deepEqual(full.received.map((r) => r.body.resourceSpans[0].scopeSpans[0].spans.length), [1, 1, 1], 'one 80-unit event per 100-unit batch');
   });
 });

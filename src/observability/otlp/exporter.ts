@@ -140,6 +140,10 @@ export class OtlpHttpExporter {
   private contents: Map<UsageEvent, CapturedContent> | undefined = undefined;
   private queuedContent = 0;
   private sending: Promise<void> | undefined;
+  /** Events ever queued, and ever taken into a batch: kick flushes up to the first count as it was. */
+  private enqueued = 0;
+  private taken = 0;
+  private flushTo = 0;
   private closed = false;
   private readonly timer: NodeJS.Timeout;
   private readonly endpoint: URL;
@@ -175,7 +179,8 @@ export class OtlpHttpExporter {
       this.queuedContent += size;
     }
     this.queue.push(event);
-    if (this.queue.length >= this.tuning.batchSize) this.kick();
+    this.enqueued++;
+    if (this.batchReady()) void this.start();
   }
 
   /** Events queued and not yet handed to a request. */
@@ -183,14 +188,25 @@ export class OtlpHttpExporter {
     return this.queue.length;
   }
 
-  /** Start sending if idle; returns the running delivery loop. */
+  /** Send everything queued, partial batch included (the timer, close); returns the running delivery loop. */
   kick(): Promise<void> {
+    this.flushTo = this.enqueued;
+    return this.start();
+  }
+
+  /** Start the delivery loop if it is not running. */
+  private start(): Promise<void> {
     if (this.sending === undefined && this.queue.length > 0) {
       this.sending = this.drain().finally(() => {
         this.sending = undefined;
       });
     }
     return this.sending ?? Promise.resolve();
+  }
+
+  /** A full batch is waiting: by count, or (full mode) by content size. */
+  private batchReady(): boolean {
+    return this.queue.length >= this.tuning.batchSize || this.queuedContent >= this.tuning.maxBatchContent;
   }
 
   /** Stop taking events; deliver what is queued, waiting at most `graceMs`. */
@@ -200,11 +216,20 @@ export class OtlpHttpExporter {
     await Promise.race([this.kick(), sleep(graceMs)]);
   }
 
+  /**
+   * Deliver full batches; a partial one only when flushing (timer, close). Sending whatever has
+   * queued each time the previous export returns would cut batches to the events of one round
+   * trip (~40 at 10k events/s), and each export costs the event loop ~300 µs.
+   */
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
+    // A flush covers what was queued when it was asked for: under steady load the queue is never
+    // empty, and "until empty" would again send every round trip's worth.
+    while (this.queue.length > 0 && (this.taken < this.flushTo || this.batchReady())) {
       const contents = this.contents;
       if (contents === undefined || contents.size === 0) {
-        await this.deliver(this.queue.splice(0, this.tuning.batchSize), undefined);
+        const batch = this.queue.splice(0, this.tuning.batchSize);
+        this.taken += batch.length;
+        await this.deliver(batch, undefined);
         continue;
       }
       // Cut the batch by count and by content size (at least one event).
@@ -223,6 +248,7 @@ export class OtlpHttpExporter {
         n++;
       }
       this.queuedContent -= size;
+      this.taken += n;
       await this.deliver(this.queue.splice(0, n), taken);
     }
   }
