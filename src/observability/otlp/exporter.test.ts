@@ -355,22 +355,39 @@ describe('content_mode: full', () => {
     for (const k of CONTENT_KEYS) assert.equal(attr(full.acceptedSpans()[0], k), undefined, k);
   });
 
-  test('queued content is bounded (queue_full) and batches are cut by content size', async () => {
-    const c = { request: 'x'.repeat(40), response: 'y'.repeat(40), truncated: false };
+  test('multi-byte text survives encoding, across the batch buffer growing', async () => {
+    const text = 'é🙂中'.repeat(9000); // ~81 KB of UTF-8 per side: the 64 KiB first buffer must grow
+    const c = { request: text, response: text, truncated: false };
+    const ex = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 1_000_000 }, recorder(), { ...FAST, flushMs: 60_000 });
+    for (let i = 0; i < 3; i++) ex.emit(event({ request_id: `mb${i}` }), c);
+    await ex.close();
+    const spans = full.acceptedSpans();
+    assert.equal(spans.length, 3);
+    for (const s of spans) {
+      assert.equal(attr(s, 'tollgate.content.request').stringValue, text);
+      assert.equal(attr(s, 'tollgate.content.response').stringValue, text);
+    }
+  });
+
+  test('queued bytes are bounded (queue_full) and batches are cut by size', async () => {
+    const c = { request: 'x'.repeat(400), response: 'y'.repeat(400), truncated: false };
+    const spanBytes = Buffer.byteLength(usageEventSpanJson(event({ request_id: 'r0' }), c));
     const hooks = recorder();
-    const bounded = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 1000 }, hooks, { ...FAST, flushMs: 60_000, maxQueuedContent: 250 });
+    const bounded = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 1000 }, hooks, { ...FAST, flushMs: 60_000, maxQueuedBytes: Math.floor(3.5 * spanBytes) });
     for (let i = 0; i < 4; i++) bounded.emit(event({ request_id: `r${i}` }), c);
-    assert.deepEqual(hooks.drops, [['queue_full', 1]], 'the fourth event would hold 320 > 250');
+    assert.deepEqual(hooks.drops, [['queue_full', 1]], 'a fourth span would pass the bound');
     assert.equal(bounded.queued, 3);
     await bounded.close();
+    assert.equal(full.acceptedSpans().length, 3);
     full.reset();
 
-    // 100 units a batch: each 80-unit event goes alone, the full ones at once, the last at close.
-    const cut = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 1000 }, recorder(), { ...FAST, flushMs: 60_000, maxBatchContent: 100 });
+    // A batch of at most 1.5 spans' size: each span goes alone, the full ones at once, the last at close.
+    const cut = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 1000 }, recorder(), { ...FAST, flushMs: 60_000, maxBatchBytes: Math.floor(1.5 * spanBytes) });
     for (let i = 0; i < 3; i++) cut.emit(event({ request_id: `r${i}` }), c);
     await full.waitForRequests(2);
-    assert.equal(cut.queued, 1, 'the last event waits: alone it is not a full batch');
+    assert.equal(cut.queued, 1, 'the last span waits: alone it is not a full batch');
     await cut.close();
-    assert.deepEqual(full.received.map((r) => r.body.resourceSpans[0].scopeSpans[0].spans.length), [1, 1, 1], 'one 80-unit event per 100-unit batch');
+    assert.deepEqual(full.received.map((r) => r.body.resourceSpans[0].scopeSpans[0].spans.length), [1, 1, 1]);
+    assert.deepEqual(full.acceptedSpans().map((s) => attr(s, 'tollgate.content.request').stringValue.length), [400, 400, 400]);
   });
 });

@@ -1,13 +1,14 @@
 // One `otlp_http` observability exporter: usage events as spans, POSTed as OTLP/HTTP JSON.
-// Emitting only queues the event (bounded; overflow is dropped and counted). Batches leave on a
-// timer or when full, one request at a time. Delivery (spec 2 §6.2): 2xx delivered; 408, 429,
+// Emitting encodes the event's span into the export body being filled (bounded; overflow is
+// dropped and counted). Full batches leave at once, a partial one on the flush timer, one
+// request at a time. Delivery (spec 2 §6.2): 2xx delivered; 408, 429,
 // 5xx and transport failures retried with exponential backoff (Retry-After honoured) within a
 // five-minute budget per batch; any other 4xx drops the batch at once. Every dropped event is
 // counted in tollgate_otlp_fanout_drops_total{exporter,reason}.
 //
 // An exporter with `content_mode: full` (contentMaxBytes > 0) also gets the request's captured
-// content, trimmed to its own cap, kept beside the queued event (never inside it); queued
-// content is bounded in size and batches are cut by content size.
+// content, trimmed to its own cap, as span attributes (never inside the usage event); queued
+// bytes are bounded and batches are cut by size.
 import type { UsageEvent, UsageRequest, UsageSink } from '../usage-events.ts';
 import { trimContent, type CapturedContent } from '../content-text.ts';
 import http from 'node:http';
@@ -41,10 +42,10 @@ export interface OtlpExporterTuning {
   initialBackoffMs: number;
   maxBackoffMs: number;
   requestTimeoutMs: number;
-  /** Captured content held in the queue (UTF-16 units); an event over it is dropped as queue_full. */
-  maxQueuedContent: number;
-  /** A batch is cut once its content reaches this (UTF-16 units), so exports stay a sane size. */
-  maxBatchContent: number;
+  /** Encoded spans held in the queue (bytes); an event over it is dropped as queue_full. */
+  maxQueuedBytes: number;
+  /** A batch is cut once its body reaches this (bytes), so exports stay a sane size. */
+  maxBatchBytes: number;
 }
 
 export const DEFAULT_TUNING: OtlpExporterTuning = {
@@ -55,8 +56,8 @@ export const DEFAULT_TUNING: OtlpExporterTuning = {
   initialBackoffMs: 1000,
   maxBackoffMs: 30_000,
   requestTimeoutMs: 10_000,
-  maxQueuedContent: 64 * 1024 * 1024,
-  maxBatchContent: 4 * 1024 * 1024,
+  maxQueuedBytes: 64 * 1024 * 1024,
+  maxBatchBytes: 4 * 1024 * 1024,
 };
 
 /** Statuses worth another try: the collector is busy or failing, not refusing the payload. */
@@ -87,8 +88,6 @@ const sleep = (ms: number): Promise<void> =>
   new Promise((resolve) => {
     setTimeout(resolve, ms).unref();
   });
-
-const contentSize = (c: CapturedContent): number => c.request.length + c.response.length;
 
 /** Keep-alive pools for the collectors: a batch every second should not cost a handshake. */
 const AGENTS = {
@@ -130,20 +129,71 @@ function post(url: URL, headers: Record<string, string>, body: Buffer, timeoutMs
   });
 }
 
+/**
+ * One export request's body, filled as events are queued: the ExportTraceServiceRequest's opening,
+ * then each span's JSON, encoded into one buffer at once. Nothing of a queued event stays on the
+ * JavaScript heap (no event object, no span string, no joined body string) to be copied and
+ * promoted by the garbage collector while the batch fills, and the body is sent without a copy.
+ */
+class BatchBody {
+  count = 0;
+  private buf: Buffer;
+  private used: number;
+  private readonly tail: Buffer;
+
+  constructor(head: Buffer, tail: Buffer, capacity: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(capacity, head.length + tail.length + 4096));
+    this.used = head.copy(this.buf, 0);
+    this.tail = tail;
+  }
+
+  /** Bytes so far (the closing included once sealed). */
+  get size(): number {
+    return this.used;
+  }
+
+  /** Append one span's JSON; returns the bytes it took. */
+  add(spanJson: string): number {
+    const before = this.used;
+    // Room for the worst case (3 UTF-8 bytes per UTF-16 unit), the comma and the closing.
+    const need = this.used + 1 + spanJson.length * 3 + this.tail.length;
+    if (need > this.buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
+      this.buf.copy(grown, 0, 0, this.used);
+      this.buf = grown;
+    }
+    if (this.count > 0) this.buf[this.used++] = 0x2c; // ,
+    this.used += this.buf.write(spanJson, this.used);
+    this.count++;
+    return this.used - before;
+  }
+
+  /** Close the JSON document; the body to POST. */
+  seal(): Buffer {
+    this.used += this.tail.copy(this.buf, this.used);
+    return this.buf.subarray(0, this.used);
+  }
+}
+
+interface SealedBatch {
+  body: Buffer;
+  count: number;
+}
+
 export class OtlpHttpExporter {
   readonly config: OtlpExporterConfig;
   private readonly hooks: OtlpExporterHooks;
   private readonly tuning: OtlpExporterTuning;
-  private readonly serviceVersion: string;
-  private queue: UsageEvent[] = [];
-  /** Content of queued events (full mode only); created on first use. */
-  private contents: Map<UsageEvent, CapturedContent> | undefined = undefined;
-  private queuedContent = 0;
+  private readonly head: Buffer;
+  private readonly tail: Buffer;
+  /** The batch being filled, and the full (or flushed) ones waiting to be sent, oldest first. */
+  private open: BatchBody | undefined;
+  private readonly sealed: SealedBatch[] = [];
+  private queuedEvents = 0;
+  private queuedBytes = 0;
+  /** Capacity of the next batch buffer: about the size of the last full one, so it rarely grows. */
+  private nextCapacity = 64 * 1024;
   private sending: Promise<void> | undefined;
-  /** Events ever queued, and ever taken into a batch: kick flushes up to the first count as it was. */
-  private enqueued = 0;
-  private taken = 0;
-  private flushTo = 0;
   private closed = false;
   private readonly timer: NodeJS.Timeout;
   private readonly endpoint: URL;
@@ -153,60 +203,56 @@ export class OtlpHttpExporter {
     this.endpoint = new URL(config.endpoint);
     this.hooks = hooks;
     this.tuning = { ...DEFAULT_TUNING, ...tuning };
-    this.serviceVersion = serviceVersion;
+    const [head, tail] = exportRequestJson(['\0'], 'tollgate', serviceVersion).split('\0');
+    this.head = Buffer.from(head);
+    this.tail = Buffer.from(tail);
     this.timer = setInterval(() => this.kick(), this.tuning.flushMs);
     this.timer.unref();
   }
 
-  /** Queue `event`; `content` (the request's captured text) is exported only in full mode. */
+  /** Queue `event` as a span; `content` (the request's captured text) is exported only in full mode. */
   emit(event: UsageEvent, content?: CapturedContent): void {
     if (this.closed) return;
     const rate = this.config.sampleRate;
     if (rate < 1 && (rate <= 0 || sampleKey(event.request_id) >= rate)) return;
-    if (this.queue.length >= this.tuning.maxQueue) {
+    if (this.queuedEvents >= this.tuning.maxQueue) {
       this.hooks.dropped(this.config.name, 'queue_full', 1);
       return;
     }
     const max = this.config.contentMaxBytes ?? 0;
-    if (max > 0 && content !== undefined) {
-      const trimmed = trimContent(content, max);
-      const size = contentSize(trimmed);
-      if (this.queuedContent + size > this.tuning.maxQueuedContent) {
-        this.hooks.dropped(this.config.name, 'queue_full', 1);
-        return;
-      }
-      (this.contents ??= new Map()).set(event, trimmed);
-      this.queuedContent += size;
+    const span = usageEventSpanJson(event, max > 0 && content !== undefined ? trimContent(content, max) : undefined);
+    // UTF-16 units never exceed UTF-8 bytes: a cheap lower bound for the checks before encoding.
+    if (this.queuedBytes + span.length > this.tuning.maxQueuedBytes) {
+      this.hooks.dropped(this.config.name, 'queue_full', 1);
+      return;
     }
-    this.queue.push(event);
-    this.enqueued++;
-    if (this.batchReady()) void this.start();
+    if (this.open !== undefined && this.open.size + span.length > this.tuning.maxBatchBytes) {
+      this.seal();
+      void this.start();
+    }
+    this.open ??= new BatchBody(this.head, this.tail, this.nextCapacity);
+    this.queuedBytes += this.open.add(span);
+    this.queuedEvents++;
+    if (this.open.count >= this.tuning.batchSize || this.open.size >= this.tuning.maxBatchBytes) {
+      this.seal();
+      void this.start();
+    }
   }
 
   /** Events queued and not yet handed to a request. */
   get queued(): number {
-    return this.queue.length;
+    return this.queuedEvents;
   }
 
-  /** Send everything queued, partial batch included (the timer, close); returns the running delivery loop. */
+  /**
+   * Send everything queued, the partial batch included (the flush timer, close); returns the
+   * running delivery loop. Events queued after this wait for the next flush or a full batch: under
+   * steady load, sending whatever queued during each export's round trip would cut batches to a
+   * few dozen events, and each export costs the event loop ~300 µs.
+   */
   kick(): Promise<void> {
-    this.flushTo = this.enqueued;
+    if (this.open !== undefined) this.seal();
     return this.start();
-  }
-
-  /** Start the delivery loop if it is not running. */
-  private start(): Promise<void> {
-    if (this.sending === undefined && this.queue.length > 0) {
-      this.sending = this.drain().finally(() => {
-        this.sending = undefined;
-      });
-    }
-    return this.sending ?? Promise.resolve();
-  }
-
-  /** A full batch is waiting: by count, or (full mode) by content size. */
-  private batchReady(): boolean {
-    return this.queue.length >= this.tuning.batchSize || this.queuedContent >= this.tuning.maxBatchContent;
   }
 
   /** Stop taking events; deliver what is queued, waiting at most `graceMs`. */
@@ -216,47 +262,36 @@ export class OtlpHttpExporter {
     await Promise.race([this.kick(), sleep(graceMs)]);
   }
 
-  /**
-   * Deliver full batches; a partial one only when flushing (timer, close). Sending whatever has
-   * queued each time the previous export returns would cut batches to the events of one round
-   * trip (~40 at 10k events/s), and each export costs the event loop ~300 µs.
-   */
+  private seal(): void {
+    const open = this.open!;
+    this.open = undefined;
+    const body = open.seal();
+    this.queuedBytes += this.tail.length;
+    this.sealed.push({ body, count: open.count });
+    if (open.count >= this.tuning.batchSize) this.nextCapacity = Math.ceil(body.length * 1.1);
+  }
+
+  /** Start the delivery loop if it is not running. */
+  private start(): Promise<void> {
+    if (this.sending === undefined && this.sealed.length > 0) {
+      this.sending = this.drain().finally(() => {
+        this.sending = undefined;
+      });
+    }
+    return this.sending ?? Promise.resolve();
+  }
+
+  /** Deliver the sealed batches, one request at a time. */
   private async drain(): Promise<void> {
-    // A flush covers what was queued when it was asked for: under steady load the queue is never
-    // empty, and "until empty" would again send every round trip's worth.
-    while (this.queue.length > 0 && (this.taken < this.flushTo || this.batchReady())) {
-      const contents = this.contents;
-      if (contents === undefined || contents.size === 0) {
-        const batch = this.queue.splice(0, this.tuning.batchSize);
-        this.taken += batch.length;
-        await this.deliver(batch, undefined);
-        continue;
-      }
-      // Cut the batch by count and by content size (at least one event).
-      let n = 0;
-      let size = 0;
-      const taken = new Map<UsageEvent, CapturedContent>();
-      while (n < this.queue.length && n < this.tuning.batchSize) {
-        const c = contents.get(this.queue[n]);
-        if (c !== undefined) {
-          const s = contentSize(c);
-          if (n > 0 && size + s > this.tuning.maxBatchContent) break;
-          size += s;
-          taken.set(this.queue[n], c);
-          contents.delete(this.queue[n]);
-        }
-        n++;
-      }
-      this.queuedContent -= size;
-      this.taken += n;
-      await this.deliver(this.queue.splice(0, n), taken);
+    for (let batch = this.sealed.shift(); batch !== undefined; batch = this.sealed.shift()) {
+      this.queuedEvents -= batch.count;
+      this.queuedBytes -= batch.body.length;
+      await this.deliver(batch);
     }
   }
 
-  private async deliver(batch: UsageEvent[], contents: ReadonlyMap<UsageEvent, CapturedContent> | undefined): Promise<void> {
+  private async deliver({ body, count }: SealedBatch): Promise<void> {
     const name = this.config.name;
-    const spans = batch.map((e) => usageEventSpanJson(e, contents?.get(e)));
-    const body = Buffer.from(exportRequestJson(spans, 'tollgate', this.serviceVersion), 'utf8');
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
       const sent = await post(this.endpoint, { ...this.config.headers, 'content-type': 'application/json' }, body, this.tuning.requestTimeoutMs);
@@ -264,12 +299,12 @@ export class OtlpHttpExporter {
       const retryAfter = sent.ok ? sent.retryAfter : null;
       const failure = sent.ok ? undefined : sent.error;
       if (status !== undefined && status >= 200 && status < 300) {
-        this.hooks.exported(name, batch.length);
+        this.hooks.exported(name, count);
         return;
       }
       if (status !== undefined && !isRetryableStatus(status)) {
-        this.hooks.dropped(name, 'permanent_error', batch.length);
-        this.hooks.warn(name, 'otlp export refused: batch dropped', { status, events: batch.length });
+        this.hooks.dropped(name, 'permanent_error', count);
+        this.hooks.warn(name, 'otlp export refused: batch dropped', { status, events: count });
         return;
       }
       const backoff = Math.min(this.tuning.maxBackoffMs, this.tuning.initialBackoffMs * 2 ** (attempt - 1));
@@ -277,8 +312,8 @@ export class OtlpHttpExporter {
       const now = Date.now();
       const delay = Math.min(this.tuning.maxBackoffMs, retryAfterMs(retryAfter, now) ?? jittered);
       if (now + delay - started > this.tuning.retryBudgetMs || this.closed) {
-        this.hooks.dropped(name, 'retry_budget_exhausted', batch.length);
-        this.hooks.warn(name, 'otlp export kept failing: batch dropped', { status, error: failure, attempts: attempt, events: batch.length });
+        this.hooks.dropped(name, 'retry_budget_exhausted', count);
+        this.hooks.warn(name, 'otlp export kept failing: batch dropped', { status, error: failure, attempts: attempt, events: count });
         return;
       }
       await sleep(delay);
