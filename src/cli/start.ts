@@ -203,8 +203,8 @@ function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycl
 }
 
 async function startAdmin(config: GatewayConfig, status: () => { generation: number }) {
-  // Loaded only when the admin listener is on: fastify and its plugins are ~5 MiB of memory a
-  // proxy-only process never uses.
+  // Loaded only when the admin listener is on: fastify and its plugins are memory (with the Redis
+  // client, ~8 MiB of resident memory) a proxy-only process never uses.
   const { buildAdminApp } = await import('../admin/app.ts');
   const app = buildAdminApp({ adminKeys: config.admin.admin_keys, status });
   const { host, port } = parseAddr(config.admin.addr);
