@@ -369,6 +369,24 @@ describe('content_mode: full', () => {
     }
   });
 
+  test('a delivered batch\'s buffer is filled again: a shorter batch after a longer one carries only its own spans', async () => {
+    const long = { request: 'L'.repeat(20_000), response: 'l'.repeat(20_000), truncated: false };
+    const short = { request: 's', response: 's', truncated: true };
+    const ex = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 100_000 }, recorder(), { ...FAST, batchSize: 2, flushMs: 60_000 });
+    ex.emit(event({ request_id: 'long-0' }), long);
+    ex.emit(event({ request_id: 'long-1' }), long);
+    await full.waitForRequests(1);
+    await ex.kick(); // the first delivery has settled: its buffer is a spare now
+    ex.emit(event({ request_id: 'short-0' }), short);
+    ex.emit(event({ request_id: 'short-1' }), short);
+    await full.waitForRequests(2);
+    await ex.close();
+    const [first, second] = full.received.map((r) => r.body.resourceSpans[0].scopeSpans[0].spans as OtlpSpan[]);
+    assert.deepEqual(first.map((s) => attr(s, 'tollgate.request_id').stringValue), ['long-0', 'long-1']);
+    assert.deepEqual(second.map((s) => attr(s, 'tollgate.request_id').stringValue), ['short-0', 'short-1']);
+    assert.deepEqual(second.map((s) => attr(s, 'tollgate.content.request').stringValue), ['s', 's']);
+  });
+
   test('queued bytes are bounded (queue_full) and batches are cut by size', async () => {
     const c = { request: 'x'.repeat(400), response: 'y'.repeat(400), truncated: false };
     const spanBytes = Buffer.byteLength(usageEventSpanJson(event({ request_id: 'r0' }), c));

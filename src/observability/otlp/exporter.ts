@@ -97,16 +97,17 @@ const AGENTS = {
 
 type PostResult = { ok: true; status: number; retryAfter: string | null } | { ok: false; error: string };
 
-/** POST one export body; the answer's status (its body is read and discarded), or why there was none. */
+/**
+ * POST one export body; the answer's status (its body is read and discarded), or why there was
+ * none. Settles once the request is closed, so the body's buffer is no longer being sent and can
+ * be filled again (a collector may answer before it has read the whole body).
+ */
 function post(url: URL, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<PostResult> {
   return new Promise((resolve) => {
     const secure = url.protocol === 'https:';
-    let done = false;
+    let result: PostResult | undefined;
     const finish = (r: PostResult): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      resolve(r);
+      result ??= r;
     };
     const req = (secure ? https : http).request(url, {
       method: 'POST',
@@ -125,6 +126,10 @@ function post(url: URL, headers: Record<string, string>, body: Buffer, timeoutMs
       res.once('error', () => finish({ ok: true, status: res.statusCode ?? 0, retryAfter: null }));
     });
     req.once('error', () => finish({ ok: false, error: 'transport error' }));
+    req.once('close', () => {
+      clearTimeout(timer);
+      resolve(result ?? { ok: false, error: 'transport error' });
+    });
     req.end(body);
   });
 }
@@ -137,12 +142,13 @@ function post(url: URL, headers: Record<string, string>, body: Buffer, timeoutMs
  */
 class BatchBody {
   count = 0;
-  private buf: Buffer;
+  /** The buffer being filled; handed back to the exporter's spares once the batch is delivered. */
+  buf: Buffer;
   private used: number;
   private readonly tail: Buffer;
 
-  constructor(head: Buffer, tail: Buffer, capacity: number) {
-    this.buf = Buffer.allocUnsafe(Math.max(capacity, head.length + tail.length + 4096));
+  constructor(head: Buffer, tail: Buffer, buf: Buffer) {
+    this.buf = buf;
     this.used = head.copy(this.buf, 0);
     this.tail = tail;
   }
@@ -178,7 +184,12 @@ class BatchBody {
 interface SealedBatch {
   body: Buffer;
   count: number;
+  /** The whole buffer `body` is a view of, reused once the batch is delivered or dropped. */
+  store: Buffer;
 }
+
+/** Delivered batches' buffers kept for the next ones (two: one filling while one is in flight). */
+const MAX_SPARE_BUFFERS = 2;
 
 export class OtlpHttpExporter {
   readonly config: OtlpExporterConfig;
@@ -193,6 +204,12 @@ export class OtlpHttpExporter {
   private queuedBytes = 0;
   /** Capacity of the next batch buffer: about the size of the last full one, so it rarely grows. */
   private nextCapacity = 64 * 1024;
+  /**
+   * Buffers of delivered batches, filled again: a new megabyte buffer per batch would be external
+   * memory the garbage collector counts against the heap, and under load it ran a full
+   * mark-compact about every second for it.
+   */
+  private readonly spare: Buffer[] = [];
   private sending: Promise<void> | undefined;
   private closed = false;
   private readonly timer: NodeJS.Timeout;
@@ -230,7 +247,7 @@ export class OtlpHttpExporter {
       this.seal();
       void this.start();
     }
-    this.open ??= new BatchBody(this.head, this.tail, this.nextCapacity);
+    this.open ??= new BatchBody(this.head, this.tail, this.batchBuffer());
     this.queuedBytes += this.open.add(span);
     this.queuedEvents++;
     if (this.open.count >= this.tuning.batchSize || this.open.size >= this.tuning.maxBatchBytes) {
@@ -267,8 +284,17 @@ export class OtlpHttpExporter {
     this.open = undefined;
     const body = open.seal();
     this.queuedBytes += this.tail.length;
-    this.sealed.push({ body, count: open.count });
+    this.sealed.push({ body, count: open.count, store: open.buf });
     if (open.count >= this.tuning.batchSize) this.nextCapacity = Math.ceil(body.length * 1.1);
+  }
+
+  /** A buffer for the next batch: a spare one big enough, else a new one. */
+  private batchBuffer(): Buffer {
+    const min = this.head.length + this.tail.length + 4096;
+    for (let spare = this.spare.pop(); spare !== undefined; spare = this.spare.pop()) {
+      if (spare.length >= Math.max(min, this.nextCapacity)) return spare;
+    }
+    return Buffer.allocUnsafe(Math.max(min, this.nextCapacity));
   }
 
   /** Start the delivery loop if it is not running. */
@@ -287,6 +313,7 @@ export class OtlpHttpExporter {
       this.queuedEvents -= batch.count;
       this.queuedBytes -= batch.body.length;
       await this.deliver(batch);
+      if (this.spare.length < MAX_SPARE_BUFFERS) this.spare.push(batch.store);
     }
   }
 

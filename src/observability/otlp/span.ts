@@ -54,32 +54,93 @@ const GENAI_OPERATION: Readonly<Record<string, string>> = {
   embeddings: 'embeddings',
 };
 
-/** Fields carried by a semantic-convention attribute instead of a tollgate.* one. */
-const MAPPED = ['type', 'operation', 'requested_model', 'upstream_model', 'provider', 'status', 'status_code', 'error_class', 'request_headers', 'occurred_at'];
-
 /**
- * `{"key":"tollgate.<field>","value":` per event field, made once per field name; null for a
- * field exported under a semantic-convention name (or not at all). One lookup per field.
+ * Every event field, in export order: true when it becomes a `tollgate.<field>` attribute, false
+ * when a semantic-convention attribute (or the span itself) carries it. A Record over the event's
+ * keys, so a field added to UsageEvent must be placed here.
  */
-const fieldPrefixes = new Map<string, string | null>(MAPPED.map((f) => [f, null]));
-function fieldPrefix(field: string): string | null {
-  let p = fieldPrefixes.get(field);
+const EXPORTED_FIELDS: Readonly<Record<keyof UsageEvent, boolean>> = {
+  type: false,
+  occurred_at: false,
+  request_id: true,
+  operation: false,
+  requested_model: false,
+  model_id: true,
+  provider: false,
+  provider_key_id: true,
+  api_key_id: true,
+  status: false,
+  status_code: false,
+  error_class: false,
+  error_message: true,
+  attempt_kind: true,
+  billable: true,
+  stream: true,
+  prompt_tokens: true,
+  completion_tokens: true,
+  total_tokens: true,
+  cached_tokens: true,
+  cache_creation_tokens: true,
+  reasoning_tokens: true,
+  latency_ms: true,
+  ttft_ms: true,
+  passthrough_route_name: true,
+  client_identity: true,
+  upstream_model: false,
+  downstream_latency_ms: true,
+  downstream_ttft_ms: true,
+  upstream_latency_ms: true,
+  upstream_ttft_ms: true,
+  applied_guardrails: true,
+  guardrail_blocked: true,
+  guardrail_blocked_fail_closed: true,
+  guardrail_bypassed_reason: true,
+  guardrail_enforced_hits: true,
+  guardrail_monitor_hits: true,
+  request_headers: false,
+  gateway_embedding_calls: true,
+};
+
+/** `{"key":"tollgate.<field>","value":` and the field, for each exported field (made once). */
+const FIELD_PREFIXES: ReadonlyArray<readonly [keyof UsageEvent, string]> = (Object.keys(EXPORTED_FIELDS) as (keyof UsageEvent)[])
+  .filter((f) => EXPORTED_FIELDS[f])
+  .map((f) => [f, prefix(`tollgate.${f}`)]);
+
+function prefix(key: string): string {
+  return `{"key":${JSON.stringify(key)},"value":`;
+}
+
+const P_OPERATION = prefix('gen_ai.operation.name');
+const P_PROVIDER = prefix('gen_ai.provider.name');
+const P_SYSTEM = prefix('gen_ai.system');
+const P_REQUEST_MODEL = prefix('gen_ai.request.model');
+const P_RESPONSE_MODEL = prefix('gen_ai.response.model');
+const P_INPUT_TOKENS = prefix('gen_ai.usage.input_tokens');
+const P_OUTPUT_TOKENS = prefix('gen_ai.usage.output_tokens');
+const P_STATUS = prefix('http.response.status_code');
+const P_ERROR_TYPE = prefix('error.type');
+const P_TOLLGATE_OPERATION = prefix('tollgate.operation');
+const P_CONTENT_REQUEST = prefix('tollgate.content.request');
+const P_CONTENT_RESPONSE = prefix('tollgate.content.response');
+const P_CONTENT_TRUNCATED = prefix('tollgate.content.truncated');
+
+/** Attribute prefixes of captured request headers, by header name (a configured, fixed set). */
+const headerPrefixes = new Map<string, string>();
+function headerPrefix(name: string): string {
+  let p = headerPrefixes.get(name);
   if (p === undefined) {
-    p = `{"key":${JSON.stringify(`tollgate.${field}`)},"value":`;
-    fieldPrefixes.set(field, p);
+    p = prefix(`http.request.header.${name}`);
+    headerPrefixes.set(name, p);
   }
   return p;
 }
 
-/** `{"key":<key>,"value":` per fixed attribute key JSON (a fixed set: made once each). */
-const keyPrefixes = new Map<string, string>();
-function keyPrefix(keyJson: string): string {
-  let p = keyPrefixes.get(keyJson);
-  if (p === undefined) {
-    p = `{"key":${keyJson},"value":`;
-    keyPrefixes.set(keyJson, p);
-  }
-  return p;
+/** A character that JSON must escape, or any non-ASCII one (left to JSON.stringify). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\u007f-\uffff]/;
+
+/** `v` as a JSON string literal: quoted as is when nothing needs escaping (the common case). */
+function quote(v: string): string {
+  return NEEDS_ESCAPE.test(v) ? JSON.stringify(v) : '"' + v + '"';
 }
 
 /**
@@ -90,15 +151,15 @@ function keyPrefix(keyJson: string): string {
 function attribute(prefix: string, v: unknown): string {
   switch (typeof v) {
     case 'string':
-      return `${prefix}{"stringValue":${JSON.stringify(v)}}}`;
+      return prefix + '{"stringValue":' + quote(v) + '}},';
     case 'boolean':
-      return v ? `${prefix}{"boolValue":true}}` : `${prefix}{"boolValue":false}}`;
+      return v ? prefix + '{"boolValue":true}},' : prefix + '{"boolValue":false}},';
     case 'number':
       if (!Number.isFinite(v)) return '';
-      return Number.isInteger(v) ? `${prefix}{"intValue":"${v}"}}` : `${prefix}{"doubleValue":${v}}}`;
+      return Number.isInteger(v) ? prefix + '{"intValue":"' + v + '"}},' : prefix + '{"doubleValue":' + v + '}},';
     case 'object':
       // Lists and maps (guardrail hits, embedding calls) travel as their JSON text.
-      return v === null || isEmpty(v) ? '' : `${prefix}{"stringValue":${JSON.stringify(JSON.stringify(v))}}}`;
+      return v === null || isEmpty(v) ? '' : prefix + '{"stringValue":' + JSON.stringify(JSON.stringify(v)) + '}},';
     default:
       return '';
   }
@@ -125,52 +186,58 @@ function spanId(): string {
   return idPool.slice(idAt - 16, idAt);
 }
 
+/** Date.parse of the last occurred_at seen: consecutive events often share their millisecond. */
+let lastTimeText = '';
+let lastTimeMs = 0;
+function parseTime(text: string): number {
+  if (text !== lastTimeText) {
+    lastTimeMs = Date.parse(text);
+    lastTimeText = text;
+  }
+  return lastTimeMs;
+}
+
 /**
- * The span of one usage event as OTLP/HTTP JSON text, written directly (no span object per event:
- * this runs for every exported event). `content` (already trimmed to the exporter's cap) adds the
- * content attributes.
+ * The span of one usage event as OTLP/HTTP JSON text. It runs for every exported event, so it is
+ * one string built by concatenation from fixed pieces (no span object, no per-attribute arrays or
+ * JSON.stringify calls for plain values). `content` (already trimmed to the exporter's cap) adds
+ * the content attributes.
  */
 export function usageEventSpanJson(e: UsageEvent, content?: CapturedContent): string {
-  const parts: string[] = [];
-  const put = (keyJson: string, v: unknown): void => {
-    const a = attribute(keyPrefix(keyJson), v);
-    if (a !== '') parts.push(a);
-  };
   const genaiOperation = GENAI_OPERATION[e.operation] ?? e.operation;
-  put('"gen_ai.operation.name"', genaiOperation);
-  if (e.provider !== null) {
-    put('"gen_ai.provider.name"', e.provider);
-    put('"gen_ai.system"', e.provider);
+  // Every attribute ends with a comma; the last one is cut when the list is closed.
+  let a = attribute(P_OPERATION, genaiOperation);
+  if (e.provider !== null) a += attribute(P_PROVIDER, e.provider) + attribute(P_SYSTEM, e.provider);
+  if (e.requested_model !== '') a += attribute(P_REQUEST_MODEL, e.requested_model);
+  if (e.upstream_model !== undefined && e.upstream_model !== null) a += attribute(P_RESPONSE_MODEL, e.upstream_model);
+  if (e.prompt_tokens !== null) a += attribute(P_INPUT_TOKENS, e.prompt_tokens);
+  if (e.completion_tokens !== null) a += attribute(P_OUTPUT_TOKENS, e.completion_tokens);
+  a += attribute(P_STATUS, e.status);
+  if (e.error_class !== null) a += attribute(P_ERROR_TYPE, e.error_class);
+  a += attribute(P_TOLLGATE_OPERATION, e.operation);
+  for (let i = 0; i < FIELD_PREFIXES.length; i++) {
+    const [field, p] = FIELD_PREFIXES[i];
+    a += attribute(p, e[field]);
   }
-  if (e.requested_model !== '') put('"gen_ai.request.model"', e.requested_model);
-  if (e.upstream_model !== undefined && e.upstream_model !== null) put('"gen_ai.response.model"', e.upstream_model);
-  if (e.prompt_tokens !== null) put('"gen_ai.usage.input_tokens"', e.prompt_tokens);
-  if (e.completion_tokens !== null) put('"gen_ai.usage.output_tokens"', e.completion_tokens);
-  put('"http.response.status_code"', e.status);
-  if (e.error_class !== null) put('"error.type"', e.error_class);
-  put('"tollgate.operation"', e.operation);
-  for (const k in e) {
-    const prefix = fieldPrefix(k);
-    if (prefix === null) continue;
-    const a = attribute(prefix, e[k as keyof UsageEvent]);
-    if (a !== '') parts.push(a);
-  }
-  if (e.request_headers !== undefined) {
-    for (const name in e.request_headers) {
-      parts.push(`{"key":${JSON.stringify(`http.request.header.${name}`)},"value":{"arrayValue":{"values":[{"stringValue":${JSON.stringify(e.request_headers[name])}}]}}}`);
+  const headers = e.request_headers;
+  if (headers !== undefined) {
+    for (const name in headers) {
+      a += headerPrefix(name) + '{"arrayValue":{"values":[{"stringValue":' + quote(headers[name]) + '}]}}},';
     }
   }
   if (content !== undefined) {
-    put('"tollgate.content.request"', content.request);
-    put('"tollgate.content.response"', content.response);
-    put('"tollgate.content.truncated"', content.truncated);
+    a += attribute(P_CONTENT_REQUEST, content.request) + attribute(P_CONTENT_RESPONSE, content.response) + attribute(P_CONTENT_TRUNCATED, content.truncated);
   }
   // Nanoseconds as decimal strings without BigInt: whole microseconds fit a double exactly.
-  const endUs = Date.parse(e.occurred_at) * 1000;
+  const endUs = parseTime(e.occurred_at) * 1000;
   const startUs = endUs - Math.round(Math.max(0, e.latency_ms) * 1000);
-  const name = e.requested_model === '' ? genaiOperation : `${genaiOperation} ${e.requested_model}`;
-  const status = e.status >= 400 ? `{"code":2,"message":${JSON.stringify(e.error_message ?? `status ${e.status}`)}}` : '{"code":0}';
-  return `{"traceId":"${traceIdFor(e.request_id)}","spanId":"${spanId()}","name":${JSON.stringify(name)},"kind":2,"startTimeUnixNano":"${startUs}000","endTimeUnixNano":"${endUs}000","attributes":[${parts.join(',')}],"status":${status}}`;
+  const name = e.requested_model === '' ? genaiOperation : genaiOperation + ' ' + e.requested_model;
+  const status = e.status >= 400 ? '{"code":2,"message":' + quote(e.error_message ?? `status ${e.status}`) + '}' : '{"code":0}';
+  return (
+    '{"traceId":"' + traceIdFor(e.request_id) + '","spanId":"' + spanId() + '","name":' + quote(name) +
+    ',"kind":2,"startTimeUnixNano":"' + startUs + '000","endTimeUnixNano":"' + endUs + '000","attributes":[' +
+    a.slice(0, -1) + '],"status":' + status + '}'
+  );
 }
 
 /** An ExportTraceServiceRequest holding `spans` (each the JSON text of one span), as JSON text. */
