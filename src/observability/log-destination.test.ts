@@ -34,7 +34,7 @@ function scripted(outcomes: Array<'all' | number | 'EAGAIN' | 'EPIPE'> = []) {
 
 test('lines wait for the batch size, then go out as one write, in order, one write at a time', () => {
   const d = scripted();
-  const b = new LineBatcher(9, { batchChars: 10, write: d.write, writeSync: d.writeSync });
+  const b = new LineBatcher(9, { batchBytes: 10, write: d.write, writeSync: d.writeSync });
   b.write('aaaa\n');
   b.write('bbb\n');
   assert.equal(d.inFlight, 0);
@@ -49,7 +49,7 @@ test('lines wait for the batch size, then go out as one write, in order, one wri
 
 test('a partial write continues with the rest; EAGAIN is retried; multi-byte text stays whole', async () => {
   const d = scripted([3, 'EAGAIN']);
-  const b = new LineBatcher(9, { batchChars: 1, retryMs: 1, write: d.write, writeSync: d.writeSync });
+  const b = new LineBatcher(9, { batchBytes: 1, retryMs: 1, write: d.write, writeSync: d.writeSync });
   b.write('héllo\n');
   d.settle(); // 3 bytes written: "hé"
   d.settle(); // EAGAIN
@@ -60,7 +60,7 @@ test('a partial write continues with the rest; EAGAIN is retried; multi-byte tex
 
 test('flush writes a partial batch and calls back once it is written', () => {
   const d = scripted();
-  const b = new LineBatcher(9, { batchChars: 1000, write: d.write, writeSync: d.writeSync });
+  const b = new LineBatcher(9, { batchBytes: 1000, write: d.write, writeSync: d.writeSync });
   let done = 0;
   b.flush(() => done++);
   assert.equal(done, 1, 'nothing pending: at once');
@@ -74,7 +74,7 @@ test('flush writes a partial batch and calls back once it is written', () => {
 
 test('flushSync writes what is queued behind the write in flight, not that one again', () => {
   const d = scripted();
-  const b = new LineBatcher(9, { batchChars: 5, write: d.write, writeSync: d.writeSync });
+  const b = new LineBatcher(9, { batchBytes: 5, write: d.write, writeSync: d.writeSync });
   b.write('first\n'); // in flight
   b.write('second\n'); // queued
   b.write('tail'); // pending, below the batch size
@@ -84,24 +84,59 @@ test('flushSync writes what is queued behind the write in flight, not that one a
   assert.deepEqual(d.out, ['first\n']);
 });
 
-test('a full queue drops whole batches, counts them, and says so in the next line written', () => {
+test('a full queue drops whole batches, counts them, and says so ahead of the next lines', () => {
   const d = scripted();
-  const b = new LineBatcher(9, { batchChars: 1, maxQueuedBytes: 8, write: d.write, writeSync: d.writeSync });
-  b.write('1234567\n'); // in flight (8 bytes queued)
+  const dropped: Array<[number, string]> = [];
+  const b = new LineBatcher(9, {
+    batchBytes: 1,
+    maxQueuedBytes: 30,
+    write: d.write,
+    writeSync: d.writeSync,
+    onDropped: (n, reason) => dropped.push([n, reason]),
+    dropNotice: (n) => `{"dropped_lines":${n}}\n`,
+  });
+  b.write(`${'x'.repeat(29)}\n`); // in flight (30 bytes queued)
   b.write('lost\n');
   assert.equal(b.dropped, 1);
+  assert.deepEqual(dropped, [[1, 'queue_full']]);
   d.settle();
   b.write('after\n');
   d.settle();
-  assert.equal(d.out[0], '1234567\n');
-  const [note, after] = d.out[1].split('\n');
+  d.settle();
+  assert.equal(d.out[0], `${'x'.repeat(29)}\n`);
+  const [note, after] = d.out.slice(1).join('').split('\n');
   assert.equal(JSON.parse(note).dropped_lines, 1);
   assert.equal(after, 'after');
 });
 
+test('written buffers are filled again: later batches carry only their own lines', () => {
+  const d = scripted();
+  const b = new LineBatcher(9, { batchBytes: 16, write: d.write, writeSync: d.writeSync });
+  b.write('a-long-first-line-of-text\n');
+  d.settle();
+  b.write('b\n');
+  b.flush();
+  d.settle();
+  b.write('c\n');
+  b.flush();
+  d.settle();
+  assert.deepEqual(d.out, ['a-long-first-line-of-text\n', 'b\n', 'c\n']);
+});
+
+test('a line longer than a batch buffer goes out whole', () => {
+  const d = scripted();
+  const b = new LineBatcher(9, { batchBytes: 4, write: d.write, writeSync: d.writeSync });
+  b.write('ab\n');
+  const long = `${'é'.repeat(50)}\n`;
+  b.write(long);
+  d.settle();
+  d.settle();
+  assert.deepEqual(d.out, ['ab\n', long]);
+});
+
 test('a broken descriptor drops the queue instead of retrying forever', () => {
   const d = scripted(['EPIPE']);
-  const b = new LineBatcher(9, { batchChars: 1, write: d.write, writeSync: d.writeSync });
+  const b = new LineBatcher(9, { batchBytes: 1, write: d.write, writeSync: d.writeSync });
   b.write('a\n');
   b.write('b\n');
   d.settle();
@@ -109,13 +144,36 @@ test('a broken descriptor drops the queue instead of retrying forever', () => {
   assert.deepEqual(d.out, []);
   b.write('c\n');
   d.settle();
-  assert.deepEqual(d.out, ['c\n']);
+  assert.deepEqual(d.out, ['c\n'], 'the log stream keeps trying');
+});
+
+test('with onError, a failed descriptor is reported once and later lines are dropped as write errors', () => {
+  const d = scripted(['all', 'EPIPE']);
+  const errors: string[] = [];
+  const dropped: Array<[number, string]> = [];
+  const b = new LineBatcher(9, {
+    batchBytes: 1,
+    write: d.write,
+    writeSync: d.writeSync,
+    onError: (e) => errors.push(e.code ?? ''),
+    onDropped: (n, reason) => dropped.push([n, reason]),
+  });
+  b.write('a\n'); // in flight, written
+  b.write('b\n'); // queued, then EPIPE
+  b.write('c\n'); // queued behind it: lost with it
+  d.settle();
+  d.settle();
+  b.write('d\n');
+  assert.deepEqual(errors, ['EPIPE']);
+  assert.deepEqual(dropped, [[2, 'write_error'], [1, 'write_error']]);
+  assert.deepEqual(d.out, ['a\n']);
+  assert.equal(d.inFlight, 0);
 });
 
 test('writes reach a real file descriptor through fs.write', async () => {
   const path = join(mkdtempSync(join(tmpdir(), 'tollgate-log-')), 'out.log');
   const fd = openSync(path, 'w');
-  const b = new LineBatcher(fd, { batchChars: 64 });
+  const b = new LineBatcher(fd, { batchBytes: 64 });
   for (let i = 0; i < 100; i++) b.write(`{"n":${i}}\n`);
   await new Promise<void>((resolve) => b.flush(() => resolve()));
   closeSync(fd);

@@ -7,7 +7,11 @@ export type { Logger };
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 
 /** Batch size of the asynchronous log stream. */
-const BATCH_CHARS = 64 * 1024;
+const BATCH_BYTES = 64 * 1024;
+
+/** The warning written ahead of the next lines after the log stream dropped some. */
+const dropNotice = (lines: number): string =>
+  `{"level":"warn","time":${JSON.stringify(new Date().toISOString())},"service":"tollgate","dropped_lines":${lines},"msg":"log lines dropped: the log stream was not being read"}\n`;
 
 export function createLogger(level: LogLevel, sync = false): Logger {
   if (sync) return pino(options(level), pino.destination({ dest: 2, sync: true }));
@@ -15,7 +19,7 @@ export function createLogger(level: LogLevel, sync = false): Logger {
   // the event loop tens of µs, so few large ones); a timer flushes a partial batch so a quiet
   // gateway's lines still appear within 250 ms, and whatever is pending is written
   // synchronously at exit.
-  const batcher = new LineBatcher(2, { batchChars: BATCH_CHARS });
+  const batcher = new LineBatcher(2, { batchBytes: BATCH_BYTES, dropNotice });
   setInterval(() => batcher.flush(), 250).unref();
   process.once('exit', () => batcher.flushSync());
   return pino(options(level), batcher);

@@ -33,11 +33,15 @@ test('the timer flushes a partial batch; an existing file is appended to', async
 });
 
 test('beyond the backlog bound lines are dropped and reported', async () => {
-  const rejected: string[] = [];
-  const sink = new FileUsageSink(join(dir, 'b.ndjson'), { flushMs: 60_000, batchBytes: 1 << 30, maxBacklogBytes: 100, onReject: (r) => rejected.push(r) });
+  const rejected: Array<[string, number]> = [];
+  // Each line is a batch of its own and the first one's write is still in flight: the second
+  // fills the backlog, the rest are dropped.
+  const one = Buffer.byteLength(JSON.stringify(event('r0')) + '\n');
+  const sink = new FileUsageSink(join(dir, 'b.ndjson'), { flushMs: 60_000, batchBytes: 1, maxBacklogBytes: 2 * one, onReject: (r, n) => rejected.push([r, n]) });
   for (let i = 0; i < 10; i++) sink.emit(event(`r${i}`));
-  assert.ok(rejected.length > 0 && rejected.every((r) => r === 'backlog_full'));
+  assert.deepEqual(rejected, Array.from({ length: 8 }, () => ['backlog_full', 1]));
   await sink.close();
+  assert.deepEqual(readFileSync(join(dir, 'b.ndjson'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l).request_id), ['r0', 'r1']);
 });
 
 test('a path that cannot be opened fails at startup with the path in the message', () => {

@@ -59,7 +59,7 @@ export function observabilitySinks(
   let fileSink: FileUsageSink | undefined;
   if (file !== undefined) {
     fileSink = new FileUsageSink(file, {
-      onReject: (reason) => rejected('file', reason),
+      onReject: (reason, lines) => metrics.usageEventsRejected.inc({ sink: 'file', reason }, lines),
       onError: (err) => logger.error({ path: file, code: (err as NodeJS.ErrnoException).code }, 'usage event file failed: events are no longer written to it'),
     });
     sinks.push({ name: 'file', sink: fileSink });
