@@ -1,6 +1,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { UsageEvent } from './usage-events.ts';
@@ -42,6 +42,21 @@ test('beyond the backlog bound lines are dropped and reported', async () => {
   assert.deepEqual(rejected, Array.from({ length: 8 }, () => ['backlog_full', 1]));
   await sink.close();
   assert.deepEqual(readFileSync(join(dir, 'b.ndjson'), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l).request_id), ['r0', 'r1']);
+});
+
+test('events after close are not written, not even to a file that took over the descriptor number', async () => {
+  const path = join(dir, 'c.ndjson');
+  const sink = new FileUsageSink(path, { flushMs: 60_000 });
+  sink.emit(event('before'));
+  await sink.close();
+  const otherPath = join(dir, 'other.txt');
+  const other = openSync(otherPath, 'w'); // most likely the number the sink's file had
+  sink.emit(event('after'));
+  sink.flush();
+  await new Promise((r) => setTimeout(r, 50));
+  closeSync(other);
+  assert.equal(readFileSync(otherPath, 'utf8'), '');
+  assert.deepEqual(readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l).request_id), ['before']);
 });
 
 test('a path that cannot be opened fails at startup with the path in the message', () => {

@@ -43,12 +43,14 @@ export class FileUsageSink implements UsageSink {
   }
 
   emit(event: UsageEvent): void {
+    // After close the descriptor's number may already belong to another file.
+    if (this.closed !== undefined) return;
     this.lines.write(usageEventJson(event) + '\n');
   }
 
   /** Hand the queued lines to the file. */
   flush(): void {
-    this.lines.flush();
+    if (this.closed === undefined) this.lines.flush();
   }
 
   /** Flush and close the file; resolves once every queued line is written (or writing failed). */
