@@ -105,14 +105,15 @@ async function main(): Promise<void> {
     const started: Spawned[] = [];
     const warmed = new Set<string>();
     for (const [i, s] of specs.entries()) {
-      const env = { ...process.env, ...s.env, BENCH_KEY: files.key };
+      let env: NodeJS.ProcessEnv = { ...process.env, ...s.env, BENCH_KEY: files.key };
       let args: string[];
       if (s.config === null) {
         args = [...s.nodeFlags, join(s.repo, 'bench', 'minimal-proxy.ts'), `http://${mock.addr}`];
       } else {
         // As `npm start` runs it (an older tree without a launcher: src/main.ts); the target's
-        // own node flags come after the launch's, so they win.
-        const launch = tollgateLaunch(s.repo) ?? { nodeFlags: [], entry: join(s.repo, 'src', 'main.ts') };
+        // own node flags and variables come after the launch's, so they win.
+        const launch = tollgateLaunch(s.repo) ?? { nodeFlags: [], entry: join(s.repo, 'src', 'main.ts'), env: {} };
+        env = { ...process.env, ...launch.env, ...s.env, BENCH_KEY: files.key };
         if (!warmed.has(s.repo)) await warmTollgate(launch, s.repo, files.configPath, env);
         warmed.add(s.repo);
         args = [...launch.nodeFlags, ...s.nodeFlags, ...profFlags(i), launch.entry, 'start', '--config', configPath(s.config, i)];

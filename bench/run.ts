@@ -303,7 +303,7 @@ async function main(): Promise<void> {
           name: id,
           args: [...launch.nodeFlags, launch.entry, 'start', '--config', configPath()],
           cwd: REPO_ROOT,
-          env: tollgateEnv,
+          env: { ...tollgateEnv, ...launch.env },
           cpus: testCpus,
           listener: 'proxy',
           readyTimeoutMs: 30_000,

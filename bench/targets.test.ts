@@ -263,6 +263,7 @@ test('tollgateLaunch reads how npm start runs Tollgate: node flags and the entry
   assert.ok(launch !== null);
   assert.equal(launch.entry, join(repo, 'bin', 'tollgate.js'));
   assert.ok(launch.nodeFlags.every((f) => f.startsWith('--')), `flags: ${launch.nodeFlags.join(' ')}`);
+  assert.deepEqual(launch.env, { MALLOC_ARENA_MAX: '2' });
 
   const dir = mkdtempSync(join(os.tmpdir(), 'bench-launch-'));
   try {
@@ -272,7 +273,9 @@ test('tollgateLaunch reads how npm start runs Tollgate: node flags and the entry
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ scripts: { start: 'node --x=1 main.js start' } }));
     assert.equal(tollgateLaunch(dir), null, 'entry missing');
     writeFileSync(join(dir, 'main.js'), '');
-    assert.deepEqual(tollgateLaunch(dir), { nodeFlags: ['--x=1'], entry: join(dir, 'main.js') });
+    assert.deepEqual(tollgateLaunch(dir), { nodeFlags: ['--x=1'], entry: join(dir, 'main.js'), env: {} });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ scripts: { start: 'A=1 B_2=x=y node main.js start' } }));
+    assert.deepEqual(tollgateLaunch(dir), { nodeFlags: [], entry: join(dir, 'main.js'), env: { A: '1', B_2: 'x=y' } });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -160,20 +160,28 @@ export interface TollgateLaunch {
   nodeFlags: string[];
   /** Absolute path of the entry script. */
   entry: string;
+  /** Environment variables the script sets ahead of `node` (`NAME=value ...`). */
+  env: Record<string, string>;
 }
 
 /**
- * Reads `scripts.start` of repo's package.json (`node [flags] <entry> start`), so the bench runs
- * Tollgate exactly as users start it (launcher, V8 flags); null when there is no such script.
+ * Reads `scripts.start` of repo's package.json (`[NAME=value ...] node [flags] <entry> start`), so
+ * the bench runs Tollgate exactly as users start it (environment, launcher, V8 flags); null when
+ * there is no such script.
  */
 export function tollgateLaunch(repo: string): TollgateLaunch | null {
   const pkgPath = join(repo, 'package.json');
   if (!existsSync(pkgPath)) return null;
   const start = (JSON.parse(readFileSync(pkgPath, 'utf8')) as { scripts?: { start?: string } }).scripts?.start;
   const words = start?.trim().split(/\s+/) ?? [];
+  const env: Record<string, string> = {};
+  while (words.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0])) {
+    const w = words.shift()!;
+    env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
+  }
   if (words[0] !== 'node' || words.at(-1) !== 'start' || words.length < 3) return null;
   const entry = join(repo, words.at(-2)!);
-  return existsSync(entry) ? { nodeFlags: words.slice(1, -2), entry } : null;
+  return existsSync(entry) ? { nodeFlags: words.slice(1, -2), entry, env } : null;
 }
 
 /**
@@ -185,7 +193,7 @@ export async function warmTollgate(launch: TollgateLaunch, repo: string, configP
     name: 'tollgate (compile-cache warmup)',
     args: [...launch.nodeFlags, launch.entry, 'start', '--config', configPath],
     cwd: repo,
-    env,
+    env: { ...env, ...launch.env },
     cpus: null,
     listener: 'proxy',
     readyTimeoutMs: 30_000,

@@ -242,16 +242,21 @@ describe('where the config comes from', { concurrency: true }, () => {
   });
 
   test("npm start's launcher serves, and has written the compile cache by the time it is ready", async (t) => {
-    // The command line of `npm start`: node, its flags, the launcher, `start`.
+    // The command line of `npm start`: its variables, node, its flags, the launcher, `start`.
     const start: string = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).scripts.start;
     const words = start.split(/\s+/);
+    const vars: Record<string, string> = {};
+    while (/^[A-Z_]+=/.test(words[0])) {
+      const [name, value] = words.shift()!.split('=');
+      vars[name] = value;
+    }
     assert.equal(words[0], 'node');
     assert.deepEqual(words.slice(-2), ['bin/tollgate.js', 'start']);
     const cache = fs.mkdtempSync(os.tmpdir() + '/tollgate-ccache-');
     t.after(() => fs.rmSync(cache, { recursive: true, force: true }));
     const gw = await spawnRaw(
       ['start'],
-      { TOLLGATE_PROXY__ADDR: '127.0.0.1:0', TOLLGATE_OBSERVABILITY__METRICS__PROMETHEUS__ENABLED: 'false', NODE_COMPILE_CACHE: cache },
+      { ...vars, TOLLGATE_PROXY__ADDR: '127.0.0.1:0', TOLLGATE_OBSERVABILITY__METRICS__PROMETHEUS__ENABLED: 'false', NODE_COMPILE_CACHE: cache },
       cwd,
       [...words.slice(1, -2), path.join(repoRoot, 'bin', 'tollgate.js')],
     );
@@ -267,12 +272,13 @@ describe('where the config comes from', { concurrency: true }, () => {
     assert.equal(await gw.stop(), 0);
   });
 
-  test('the launcher runs as a command through its shebang', async () => {
+  test('the launcher runs as a command through its shebang, with the variables and flags of its first line', async () => {
     const launcher = path.join(repoRoot, 'bin', 'tollgate.js');
+    // Its shebang runs `node` from PATH: put this Node first.
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` };
+    delete env.NODE_TEST_CONTEXT;
+    delete env.MALLOC_ARENA_MAX;
     const { stdout, code } = await new Promise<{ stdout: string; code: number | null }>((resolve) => {
-      // Its shebang runs `node` from PATH: put this Node first.
-      const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` };
-      delete env.NODE_TEST_CONTEXT;
       const p = spawn(launcher, ['--help'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       p.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -280,6 +286,22 @@ describe('where the config comes from', { concurrency: true }, () => {
     });
     assert.equal(code, 0);
     assert.match(stdout, /^Usage:/m);
+
+    // `env -S` replaces itself with node: the started process is the gateway, with the settings.
+    const gw = spawn(launcher, ['start'], {
+      env: { ...env, TOLLGATE_PROXY__ADDR: '127.0.0.1:0', TOLLGATE_OBSERVABILITY__METRICS__PROMETHEUS__ENABLED: 'false' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      await once(gw.stdout!, 'data');
+      const environ = fs.readFileSync(`/proc/${gw.pid}/environ`, 'utf8').split('\0');
+      assert.ok(environ.includes('MALLOC_ARENA_MAX=2'), 'malloc arenas bounded');
+      const cmdline = fs.readFileSync(`/proc/${gw.pid}/cmdline`, 'utf8').split('\0');
+      assert.ok(cmdline.includes('--max-semi-space-size=8'), `young generation bounded: ${cmdline.join(' ')}`);
+    } finally {
+      gw.kill('SIGTERM');
+      await once(gw, 'close');
+    }
   });
 
   test('TOLLGATE_CONFIG names the config file; TOLLGATE_<SECTION>__<KEY> overrides it', async (t) => {
