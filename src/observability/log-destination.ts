@@ -45,8 +45,6 @@ interface Batch {
 const MAX_SPARES = 2;
 
 export class LineBatcher {
-  /** Lines dropped because the queue was full. */
-  dropped = 0;
   private readonly fd: number;
   private readonly batchBytes: number;
   private readonly maxQueuedBytes: number;
@@ -145,7 +143,6 @@ export class LineBatcher {
       return;
     }
     if (this.queuedBytes + used > this.maxQueuedBytes) {
-      this.dropped += lines;
       this.unnoticed += lines;
       this.spare(buf);
       this.options.onDropped?.(lines, 'queue_full');
