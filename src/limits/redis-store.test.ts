@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisStore } from './redis-store.ts';
 import type { CounterCheck } from './store.ts';
+import { clearOfWindowEdge } from '../../test/harness/window-edge.ts';
 
 const prefix = `tollgate-test:{${randomBytes(4).toString('hex')}}:`;
 let redis: Redis;
@@ -28,6 +29,7 @@ const rpm = (key: string, max: number): CounterCheck => ({ key, kind: 'requests'
 const tpm = (key: string, max: number): CounterCheck => ({ key, kind: 'tokens', windowSecs: 60, max });
 
 test('check-and-increment is all-or-nothing across counters, keyed by the Redis-clock window', async () => {
+  await clearOfWindowEdge();
   const a = rpm('a:r:60', 3);
   const b = rpm('b:r:60', 1);
   const first = await store.admit([a, b], [], '');
@@ -47,6 +49,7 @@ test('check-and-increment is all-or-nothing across counters, keyed by the Redis-
 });
 
 test('token counters are checked without increment and charged separately', async () => {
+  await clearOfWindowEdge();
   const t = tpm('t:t:60', 100);
   assert.deepEqual((await store.admit([t], [], '')).used, [0]);
   await store.charge([t], 99);

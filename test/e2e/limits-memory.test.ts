@@ -9,6 +9,7 @@ import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
 import { replyFor, type Turn } from '../harness/provider-wire.ts';
 import { waitForLines } from '../harness/log-lines.ts';
+import { clearOfWindowEdge } from '../harness/window-edge.ts';
 
 const KEY = 'sk-e2e-limits-mem-71a0';
 const TEXT: Turn = { text: 'ok', usage: { input: 11, output: 7 } }; // 18 tokens
@@ -54,6 +55,7 @@ async function ask(name: string, opts: { endpoint?: 'chat' | 'messages'; stream?
 
 describe('limits (in-process store)', () => {
   it('rpm: the 4th request in a minute is a 429 in the OpenAI envelope with Retry-After, never sent upstream', async () => {
+    await clearOfWindowEdge();
     mock.setFallback(replyFor(TEXT));
     for (let i = 0; i < 3; i++) assert.equal((await ask('rpm-chat')).status, 200);
     const r = await ask('rpm-chat');
@@ -68,6 +70,7 @@ describe('limits (in-process store)', () => {
   });
 
   it('on /v1/messages the 429 is in the Anthropic envelope', async () => {
+    await clearOfWindowEdge();
     mock.setFallback(replyFor(TEXT));
     assert.equal((await ask('rpm-msg', { endpoint: 'messages' })).status, 200);
     const r = await ask('rpm-msg', { endpoint: 'messages' });
@@ -80,6 +83,7 @@ describe('limits (in-process store)', () => {
   });
 
   it('success responses carry x-ratelimit-* headers', async () => {
+    await clearOfWindowEdge();
     mock.setFallback(replyFor(TEXT));
     const r = await ask('hdr');
     assert.equal(r.status, 200);
@@ -97,6 +101,7 @@ describe('limits (in-process store)', () => {
 
   for (const stream of [false, true]) {
     it(`tpm is charged from the reported usage after the response${stream ? ' (at stream end)' : ''}; once exhausted the next request is a 429`, async () => {
+      await clearOfWindowEdge();
       mock.setFallback(replyFor(TEXT));
       const name = stream ? 'tokens-stream' : 'tokens';
       assert.equal((await ask(name, { stream })).status, 200); // 18 used

@@ -14,6 +14,7 @@ import { startMockUpstream, type MockUpstream } from '../harness/mock-upstream.t
 import { testConfig } from '../harness/proxy-fixture.ts';
 import { replyFor, type Turn } from '../harness/provider-wire.ts';
 import { logLines, waitForLines } from '../harness/log-lines.ts';
+import { clearOfWindowEdge } from '../harness/window-edge.ts';
 
 const KEY = 'sk-e2e-limits-redis-5c2e';
 const TEXT: Turn = { text: 'ok', usage: { input: 11, output: 7 } };
@@ -73,6 +74,7 @@ describe('limits in Redis', () => {
   });
 
   it('two gateways sharing one Redis enforce one rpm limit together', async () => {
+    await clearOfWindowEdge();
     mock.setFallback(replyFor(TEXT));
     assert.equal((await ask(a, 'shared')).status, 200);
     assert.equal((await ask(b, 'shared')).status, 200);
@@ -141,6 +143,7 @@ describe('Redis unreachable', () => {
 
   it('fail_open: requests are served and limited by local counters; the outage is logged once and counted', async () => {
     const gw = await gateway(down('fail_open'));
+    await clearOfWindowEdge();
     mock.setFallback(replyFor(TEXT));
     assert.equal((await ask(gw, 'local')).status, 200);
     assert.equal((await ask(gw, 'local')).status, 200);
@@ -195,6 +198,7 @@ describe('Redis stopped mid-run', () => {
   it('fail_open: counting moves to local counters when Redis goes away; the outage is logged once and counted', async () => {
     const relay = await redisRelay();
     const gw = await gateway({ ...shared, redis: { url: `redis://127.0.0.1:${relay.port}`, key_prefix: `${prefix}mid:`, command_timeout_ms: 200 } });
+    await clearOfWindowEdge();
     mock.setFallback(replyFor(TEXT));
     assert.equal((await ask(gw, 'local')).status, 200); // counted in Redis
     const [key] = await redis.keys(`${prefix}mid:*`);
