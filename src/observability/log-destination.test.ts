@@ -179,3 +179,32 @@ test('writes reach a real file descriptor through fs.write', async () => {
   const lines = readFileSync(path, 'utf8').trim().split('\n');
   assert.deepEqual(lines.map((l) => JSON.parse(l).n), Array.from({ length: 100 }, (_, i) => i));
 });
+
+test('after drops, the notice and a line longer than what its buffer has left both go out whole', () => {
+  const d = scripted();
+  const dropped: number[] = [];
+  const b = new LineBatcher(9, {
+    batchBytes: 24,
+    maxQueuedBytes: 70,
+    write: d.write,
+    writeSync: d.writeSync,
+    onDropped: (n) => dropped.push(n),
+    dropNotice: (n) => `{"dropped_lines":${n}}\n`, // 20 bytes, in a 60-byte buffer
+  });
+  // Seven flushed 10-byte batches fill the queue (their 48-byte buffers are too small to reuse
+  // for the notice).
+  for (let i = 0; i < 7; i++) {
+    b.write(`line-${i}...\n`);
+    b.flush();
+  }
+  b.write('lost-line\n');
+  b.flush();
+  assert.deepEqual(dropped, [1]);
+  for (let i = 0; i < 7; i++) d.settle();
+  const long = 'y'.repeat(45);
+  b.write(`${long}\n`);
+  b.flush();
+  d.settle();
+  d.settle();
+  assert.deepEqual(d.out.slice(7).join('').split('\n'), ['{"dropped_lines":1}', long, '']);
+});

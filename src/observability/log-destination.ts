@@ -86,6 +86,9 @@ export class LineBatcher {
       const notice = this.options.dropNotice(this.unnoticed);
       this.unnoticed = 0;
       this.write(notice);
+      // The notice's buffer was sized for the notice: a long line goes to a batch of its own.
+      const noticed = this.buf as Buffer | undefined;
+      if (noticed !== undefined && this.used + need > noticed.length) this.enqueue();
     }
     this.buf ??= this.take(need);
     this.used += this.buf.write(line, this.used);
