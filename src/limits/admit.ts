@@ -5,7 +5,7 @@ import { GatewayError } from '../lib/errors.ts';
 import type { RequestContext } from '../http/context.ts';
 import { endStream, sendJson, writeChunk } from '../http/respond.ts';
 import type { ApiKeyEntry, ModelEntry, Snapshot } from '../snapshot/snapshot.ts';
-import { LEASE_LOST_MESSAGE, type Limiter } from './limiter.ts';
+import { LEASE_LOST_MESSAGE, type LimitHandle, type Limiter } from './limiter.ts';
 
 /** The part of a caller codec this phase needs: its error envelope and stream error frame. */
 export interface ErrorRenderer {
@@ -13,18 +13,23 @@ export interface ErrorRenderer {
   streamErrorFrame(err: GatewayError): string;
 }
 
-/** Throws the caller-facing 429 (or 503, fail_closed) when a limit refuses. */
-export async function admitLimits(
+/**
+ * Reserve the request's limits: undefined (no promise) when no limit applies, else a promise that
+ * rejects with the caller-facing 429 (or 503, fail_closed) when a limit refuses.
+ */
+export function admitLimits(
   ctx: RequestContext,
   limiter: Limiter | undefined,
   snapshot: Snapshot,
   key: ApiKeyEntry,
   model: ModelEntry,
   codec: ErrorRenderer,
-): Promise<void> {
-  if (limiter === undefined) return;
-  const handle = await limiter.admit({ snapshot, key, model, chargeTokens: true, attribution: ctx });
-  if (handle === undefined) return;
+): Promise<void> | undefined {
+  return limiter?.admit({ snapshot, key, model, chargeTokens: true, attribution: ctx })?.then((handle) => hold(ctx, handle, codec));
+}
+
+/** Keep an admitted request's handle for finalize and put its headers on the response. */
+function hold(ctx: RequestContext, handle: LimitHandle, codec: ErrorRenderer): void {
   ctx.limits = handle;
   if (ctx.clientDisconnected) {
     // The caller left while the store answered: finalize may already have run.

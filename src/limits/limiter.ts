@@ -137,12 +137,17 @@ export class Limiter {
   }
 
   /**
-   * Admit a request against every applicable layer, or throw a 429 GatewayError (503 when the
-   * shared store is down and the mode is fail_closed). Undefined when no limit applies.
+   * Admit a request against every applicable layer: the handle, or a rejection with a 429
+   * GatewayError (503 when the shared store is down and the mode is fail_closed). Undefined at
+   * once, with no promise and no store call, when no limit applies: most requests of most
+   * deployments pay nothing for the admit phase.
    */
-  async admit(req: LimitRequest): Promise<LimitHandle | undefined> {
+  admit(req: LimitRequest): Promise<LimitHandle> | undefined {
     const layers = layersFor(req.snapshot, req.key, req.model, this.now());
-    if (layers.length === 0) return undefined;
+    return layers.length === 0 ? undefined : this.admitLayers(req, layers);
+  }
+
+  private async admitLayers(req: LimitRequest, layers: Layer[]): Promise<LimitHandle> {
     const counters: CounterCheck[] = [];
     const counterLayer: Layer[] = [];
     const slots: SlotCheck[] = [];

@@ -18,7 +18,8 @@ export async function serveModel(
 ): Promise<void> {
   ctx.stream = call.stream;
   const resolved = resolveModel(ctx, snapshot, key, call.alias);
-  // No limiter, no admit phase: not even a promise to await.
-  if (limited && options.limits !== undefined) await admitLimits(ctx, options.limits, snapshot, key, resolved.entry, call.codec);
+  // No limit that applies, no admit phase: not even a promise to await.
+  const admitting = limited ? admitLimits(ctx, options.limits, snapshot, key, resolved.entry, call.codec) : undefined;
+  if (admitting !== undefined) await admitting;
   await dispatch(ctx, call, resolved, { snapshot, settings: options.upstream, health: options.health, usage: options.usage });
 }
