@@ -54,12 +54,12 @@ export function observabilitySinks(
   if (errors.length > 0) return { ok: false, errors };
 
   const metrics = new Metrics({ nameLabels: config.metrics.labels, buckets });
-  const rejected = (sink: string, reason: string): void => metrics.usageEventsRejected.inc({ sink, reason });
+  const rejected = (sink: string, reason: string, events = 1): void => metrics.usageEventsRejected.inc({ sink, reason }, events);
   const sinks: NamedSink[] = config.usage_event.log ? [{ name: 'log', sink: new LogUsageSink(logger) }] : [];
   let fileSink: FileUsageSink | undefined;
   if (file !== undefined) {
     fileSink = new FileUsageSink(file, {
-      onReject: (reason, lines) => metrics.usageEventsRejected.inc({ sink: 'file', reason }, lines),
+      onReject: (reason, lines) => rejected('file', reason, lines),
       onError: (err) => logger.error({ path: file, code: (err as NodeJS.ErrnoException).code }, 'usage event file failed: events are no longer written to it'),
     });
     sinks.push({ name: 'file', sink: fileSink });

@@ -5,9 +5,9 @@ import { completeUsageEvent, type UsageEvent } from '../usage-events.ts';
 import type { ContentCapture } from '../content-capture.ts';
 import type { CapturedContent } from '../content-text.ts';
 import { isRetryableStatus, OtlpExporterSet, OtlpHttpExporter, type DropReason, type OtlpExporterHooks } from './exporter.ts';
-import { traceIdFor, usageEventSpanJson, type OtlpSpan } from './span.ts';
+import { encodeUsageEventSpan, traceIdFor, type OtlpSpan } from './span.ts';
 
-const usageEventToSpan = (...args: Parameters<typeof usageEventSpanJson>): OtlpSpan => JSON.parse(usageEventSpanJson(...args)) as OtlpSpan;
+const usageEventToSpan = (...args: Parameters<typeof encodeUsageEventSpan>): OtlpSpan => JSON.parse(encodeUsageEventSpan(...args).toString()) as OtlpSpan;
 
 function event(over: Partial<UsageEvent> = {}): UsageEvent {
   return completeUsageEvent({
@@ -110,6 +110,27 @@ describe('usage event → span', () => {
     assert.deepEqual(attr(span, 'tollgate.gateway_embedding_calls'), { stringValue: JSON.stringify(calls) });
   });
 
+  test('values that JSON must escape, non-ASCII text and lone surrogates come back as they were', () => {
+    const odd = ['say "hi"', 'back\\slash', 'tab\tnew\nline\u0001', 'caf\u00e9 \u65e5\u672c', 'emoji \ud83d\ude00', 'lone \ud800 half', 'del\u007f'];
+    for (const v of odd) {
+      const span = usageEventToSpan(event({ requested_model: v, error_message: v, status: 500, request_headers: { 'x-team': v } }));
+      assert.deepEqual(attr(span, 'gen_ai.request.model'), { stringValue: v });
+      assert.equal(span.name, `chat ${v}`);
+      assert.deepEqual(span.status, { code: 2, message: v });
+      assert.deepEqual(attr(span, 'http.request.header.x-team'), { arrayValue: { values: [{ stringValue: v }] } });
+    }
+  });
+
+  test('a span larger than the encoder buffer is written whole, and the next span is written afresh', () => {
+    const big = { request: 'x'.repeat(100_000), response: '\u65e5'.repeat(40_000), truncated: true };
+    const large = usageEventToSpan(event(), big);
+    assert.equal(attr(large, 'tollgate.content.request').stringValue, big.request);
+    assert.equal(attr(large, 'tollgate.content.response').stringValue, big.response);
+    const small = usageEventToSpan(event({ requested_model: 'after' }));
+    assert.equal(attr(small, 'tollgate.content.request'), undefined);
+    assert.deepEqual(attr(small, 'gen_ai.request.model'), { stringValue: 'after' });
+  });
+
   test('an uppercase UUID request id gives the lowercase trace id', () => {
     assert.equal(traceIdFor('0F8FAD5B-D9CB-469F-A165-70867728950E'), '0f8fad5bd9cb469fa16570867728950e');
   });
@@ -147,6 +168,19 @@ describe('delivery', () => {
     assert.equal(rx.acceptedSpans().length, 2);
     assert.equal(rx.received[0].body.resourceSpans[0].resource.attributes[0].value.stringValue, 'tollgate');
     assert.equal(hooks.exportedCount, 2);
+  });
+
+  test('delivered batches leave no queued bytes behind (the queue bound does not wear away)', async () => {
+    const ex = new OtlpHttpExporter({ name: 'rx', endpoint: rx.url, headers: {}, sampleRate: 1 }, recorder(), FAST);
+    for (let i = 0; i < 5; i++) {
+      ex.emit(event({ request_id: `r${i}` }));
+      assert.ok(ex.queuedBodyBytes > 0);
+      await ex.kick();
+    }
+    await ex.close();
+    assert.equal(rx.received.length, 5);
+    assert.equal(ex.queued, 0);
+    assert.equal(ex.queuedBodyBytes, 0);
   });
 
   test('503 then 200: the batch is retried and delivered once', async () => {
@@ -389,7 +423,7 @@ describe('content_mode: full', () => {
 
   test('queued bytes are bounded (queue_full) and batches are cut by size', async () => {
     const c = { request: 'x'.repeat(400), response: 'y'.repeat(400), truncated: false };
-    const spanBytes = Buffer.byteLength(usageEventSpanJson(event({ request_id: 'r0' }), c));
+    const spanBytes = encodeUsageEventSpan(event({ request_id: 'r0' }), c).length;
     const hooks = recorder();
     const bounded = new OtlpHttpExporter({ name: 'full', endpoint: full.url, headers: {}, sampleRate: 1, contentMaxBytes: 1000 }, hooks, { ...FAST, flushMs: 60_000, maxQueuedBytes: Math.floor(3.5 * spanBytes) });
     for (let i = 0; i < 4; i++) bounded.emit(event({ request_id: `r${i}` }), c);

@@ -13,7 +13,7 @@ import type { UsageEvent, UsageRequest, UsageSink } from '../usage-events.ts';
 import { trimContent, type CapturedContent } from '../content-text.ts';
 import http from 'node:http';
 import https from 'node:https';
-import { exportRequestJson, usageEventSpanJson } from './span.ts';
+import { encodeUsageEventSpan, exportRequestFrame } from './span.ts';
 
 export type DropReason = 'permanent_error' | 'retry_budget_exhausted' | 'queue_full';
 
@@ -158,18 +158,19 @@ class BatchBody {
     return this.used;
   }
 
-  /** Append one span's JSON; returns the bytes it took. */
-  add(spanJson: string): number {
+  /** Append one encoded span; returns the bytes it took. */
+  add(span: Uint8Array): number {
     const before = this.used;
-    // Room for the worst case (3 UTF-8 bytes per UTF-16 unit), the comma and the closing.
-    const need = this.used + 1 + spanJson.length * 3 + this.tail.length;
+    // Room for the span, the comma and the closing.
+    const need = this.used + 1 + span.length + this.tail.length;
     if (need > this.buf.length) {
       const grown = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
       this.buf.copy(grown, 0, 0, this.used);
       this.buf = grown;
     }
     if (this.count > 0) this.buf[this.used++] = 0x2c; // ,
-    this.used += this.buf.write(spanJson, this.used);
+    this.buf.set(span, this.used);
+    this.used += span.length;
     this.count++;
     return this.used - before;
   }
@@ -220,9 +221,9 @@ export class OtlpHttpExporter {
     this.endpoint = new URL(config.endpoint);
     this.hooks = hooks;
     this.tuning = { ...DEFAULT_TUNING, ...tuning };
-    const [head, tail] = exportRequestJson(['\0'], 'tollgate', serviceVersion).split('\0');
-    this.head = Buffer.from(head);
-    this.tail = Buffer.from(tail);
+    const { head, tail } = exportRequestFrame('tollgate', serviceVersion);
+    this.head = head;
+    this.tail = tail;
     this.timer = setInterval(() => this.kick(), this.tuning.flushMs);
     this.timer.unref();
   }
@@ -237,8 +238,8 @@ export class OtlpHttpExporter {
       return;
     }
     const max = this.config.contentMaxBytes ?? 0;
-    const span = usageEventSpanJson(event, max > 0 && content !== undefined ? trimContent(content, max) : undefined);
-    // UTF-16 units never exceed UTF-8 bytes: a cheap lower bound for the checks before encoding.
+    // A view of the encoder's buffer, copied into the batch before the next event is encoded.
+    const span = encodeUsageEventSpan(event, max > 0 && content !== undefined ? trimContent(content, max) : undefined);
     if (this.queuedBytes + span.length > this.tuning.maxQueuedBytes) {
       this.hooks.dropped(this.config.name, 'queue_full', 1);
       return;
@@ -247,7 +248,10 @@ export class OtlpHttpExporter {
       this.seal();
       void this.start();
     }
-    this.open ??= new BatchBody(this.head, this.tail, this.batchBuffer());
+    if (this.open === undefined) {
+      this.open = new BatchBody(this.head, this.tail, this.batchBuffer());
+      this.queuedBytes += this.head.length;
+    }
     this.queuedBytes += this.open.add(span);
     this.queuedEvents++;
     if (this.open.count >= this.tuning.batchSize || this.open.size >= this.tuning.maxBatchBytes) {
@@ -259,6 +263,11 @@ export class OtlpHttpExporter {
   /** Events queued and not yet handed to a request. */
   get queued(): number {
     return this.queuedEvents;
+  }
+
+  /** Bytes of the export bodies queued and not yet handed to a request. */
+  get queuedBodyBytes(): number {
+    return this.queuedBytes;
   }
 
   /**
