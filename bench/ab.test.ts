@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
-import { parseTarget } from './ab.ts';
+import { parseAbArgs, parseTarget } from './ab.ts';
 
 const repo = resolve(import.meta.dirname, '..');
 
@@ -16,4 +16,22 @@ test('parseTarget: a config, an optional tree, then node flags and environment v
   });
   assert.throws(() => parseTarget('nginx'), /expected minimal or one of tollgate, obs-full, obs-off/);
   assert.throws(() => parseTarget('tollgate stray'), /"stray" is neither a node flag nor NAME=value/);
+});
+
+test('parseAbArgs: saturation by default, latency with --rate, --preload-sse only with --rate', () => {
+  const sat = parseAbArgs(['minimal', 'tollgate']);
+  assert.equal(sat.rate, null);
+  assert.equal(sat.preloadSse, 0);
+  assert.deepEqual(
+    sat.targets.map((t) => t.config),
+    [null, 'tollgate'],
+  );
+  const lat = parseAbArgs(['--rate', '1000', '--preload-sse', '10', '--reps', '4', 'minimal']);
+  assert.equal(lat.rate, 1000);
+  assert.equal(lat.preloadSse, 10);
+  assert.equal(lat.reps, 4);
+  assert.throws(() => parseAbArgs(['--preload-sse', '10', 'minimal']), /--preload-sse: only with --rate/);
+  assert.throws(() => parseAbArgs(['--rate', '0', 'minimal']), /--rate: must be an integer in \[1, 50000\], got 0/);
+  assert.throws(() => parseAbArgs(['--reps', 'x', 'minimal']), /--reps: must be an integer/);
+  assert.throws(() => parseAbArgs([]), /name at least one target/);
 });

@@ -2,7 +2,8 @@
 // to the hot path pays, where `run.ts` (every phase, every target) is too slow and too coarse.
 // Each target runs pinned to core 1 against one mock (and one null OTLP collector) on core 0;
 // repetitions interleave the targets, each measuring saturation throughput with wrk and the
-// target's own CPU time per request. Usage: see `bench/README.md` ("A/B runs").
+// target's own CPU time per request, or (`--rate`) latency at a fixed rate with the open-loop
+// generator. Usage: see `bench/README.md` ("A/B runs").
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +22,7 @@ import {
   type Spawned,
 } from './targets.ts';
 import { fetchCollectorStats } from './null-collector.ts';
+import { runOpenLoopProcess, type OpenLoopResult } from './open-loop.ts';
 import { CHAT_PATH, CLIENT_HEADERS, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
 import { runWrk } from './wrk.ts';
 
@@ -62,8 +64,30 @@ export function parseTarget(text: string): TargetSpec {
   return { label: text, config: name as Config, repo, nodeFlags, env };
 }
 
-async function main(): Promise<void> {
+export interface AbOptions {
+  reps: number;
+  secs: number;
+  warm: number;
+  connections: number;
+  sse: boolean;
+  prof: string | undefined;
+  /** Latency mode: open-loop requests per second (null: saturation with wrk). */
+  rate: number | null;
+  /** Latency mode: seconds of SSE saturation before each measurement (0: none). */
+  preloadSse: number;
+  targets: TargetSpec[];
+}
+
+function intOption(name: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name}: must be an integer in [${min}, ${max}], got ${text}`);
+  return n;
+}
+
+/** The command line, checked: every bad value is an error naming its option. */
+export function parseAbArgs(args: string[]): AbOptions {
   const { values, positionals } = parseArgs({
+    args,
     allowPositionals: true,
     options: {
       reps: { type: 'string', default: '3' },
@@ -72,13 +96,31 @@ async function main(): Promise<void> {
       connections: { type: 'string', default: '64' },
       sse: { type: 'boolean', default: false },
       prof: { type: 'string' },
+      rate: { type: 'string' },
+      'preload-sse': { type: 'string', default: '0' },
     },
   });
   if (positionals.length === 0) throw new Error('name at least one target');
-  const specs = positionals.map(parseTarget);
-  const reps = Number(values.reps);
-  const secs = Number(values.secs);
-  const warm = Number(values.warm);
+  const rate = values.rate === undefined ? null : intOption('rate', values.rate, 1, 50_000);
+  const preloadSse = intOption('preload-sse', values['preload-sse'], 0, 600);
+  if (preloadSse > 0 && rate === null) throw new Error('--preload-sse: only with --rate (it precedes each latency measurement)');
+  return {
+    reps: intOption('reps', values.reps, 1, 100),
+    secs: intOption('secs', values.secs, 1, 600),
+    warm: intOption('warm', values.warm, 0, 600),
+    connections: intOption('connections', values.connections, 1, 10_000),
+    sse: values.sse,
+    prof: values.prof,
+    rate,
+    preloadSse,
+    targets: positionals.map(parseTarget),
+  };
+}
+
+async function main(): Promise<void> {
+  const opts = parseAbArgs(process.argv.slice(2));
+  const specs = opts.targets;
+  const { reps, secs, warm } = opts;
   // This process reads every target's log stream (megabytes a second with the access log on):
   // on the measured core it would take its time from the target that logs most.
   execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
@@ -101,7 +143,7 @@ async function main(): Promise<void> {
       return files.configPath;
     };
     const profFlags = (i: number): string[] =>
-      values.prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(resolve(values.prof), `t${i}`)}`];
+      opts.prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(resolve(opts.prof), `t${i}`)}`];
     const started: Spawned[] = [];
     const warmed = new Set<string>();
     for (const [i, s] of specs.entries()) {
@@ -131,18 +173,22 @@ async function main(): Promise<void> {
       started.push(p);
     }
     const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${files.key}`, 'content-type': 'application/json' };
-    const body = values.sse ? REQUEST_SSE : REQUEST_JSON;
+    const body = opts.sse ? REQUEST_SSE : REQUEST_JSON;
     const rows = specs.map(() => ({ rps: [] as number[], cpu: [] as number[], threads: new Map<string, number[]>() }));
-    const wrk = (p: Spawned, durationSec: number) =>
+    const wrk = (p: Spawned, durationSec: number, requestBody = body) =>
       runWrk({
         url: `http://${p.addr}${CHAT_PATH}`,
-        body,
+        body: requestBody,
         headers,
-        connections: Number(values.connections),
+        connections: opts.connections,
         durationSec,
         cpus: '0',
         workDir: work,
       });
+    if (opts.rate !== null) {
+      await latencyAb(opts, specs, started, headers, wrk);
+      return;
+    }
     for (let r = 0; r < reps; r++) {
       // Rotate the order so no target always runs first (or right after the same neighbour).
       for (let k = 0; k < specs.length; k++) {
@@ -174,7 +220,7 @@ async function main(): Promise<void> {
     if (exports !== null && exports.requests > 0) {
       process.stderr.write(`null collector: ${exports.requests} exports, ${(exports.bytes / exports.requests / 1024).toFixed(0)} KiB each\n`);
     }
-    console.log(`| target | ${values.sse ? 'SSE streams' : 'JSON req'}/s | CPU µs/req (per rep) | by thread (medians) | peak RSS |`);
+    console.log(`| target | ${opts.sse ? 'SSE streams' : 'JSON req'}/s | CPU µs/req (per rep) | by thread (medians) | peak RSS |`);
     console.log('|---|---:|---:|---|---:|');
     for (const [i, s] of specs.entries()) {
       const cpus = rows[i].cpu.map((c) => c.toFixed(1)).join(', ');
@@ -192,5 +238,62 @@ async function main(): Promise<void> {
     rmSync(work, { recursive: true, force: true });
   }
 }
+
+/**
+ * Latency mode: per target and repetition, an optional SSE saturation (`--preload-sse`), then the
+ * open-loop generator at `--rate` on core 0 (warm-up, then the measured window). Prints p50 and
+ * p99 (to the end of the reply; to the first byte with `--sse`) and the generator's own lag.
+ */
+async function latencyAb(
+  opts: AbOptions,
+  specs: TargetSpec[],
+  started: Spawned[],
+  headers: Record<string, string>,
+  wrk: (p: Spawned, durationSec: number, body?: string) => Promise<unknown>,
+): Promise<void> {
+  const rows = specs.map(() => [] as OpenLoopResult[]);
+  for (let r = 0; r < opts.reps; r++) {
+    for (let k = 0; k < specs.length; k++) {
+      const i = (k + r) % specs.length;
+      const p = started[i];
+      if (opts.preloadSse > 0) await wrk(p, opts.preloadSse, REQUEST_SSE);
+      const res = await runOpenLoopProcess(
+        {
+          url: `http://${p.addr}${CHAT_PATH}`,
+          body: opts.sse ? REQUEST_SSE : REQUEST_JSON,
+          headers,
+          stream: opts.sse,
+          rate: opts.rate!,
+          warmupSec: opts.warm,
+          durationSec: opts.secs,
+        },
+        '0',
+      );
+      rows[i].push(res);
+      const l = latencyOf(res, opts.sse);
+      process.stderr.write(
+        `rep ${r + 1} ${specs[i].label}: p50 ${l.p50.toFixed(0)} µs, p99 ${l.p99.toFixed(0)} µs, max ${l.max.toFixed(0)} µs, ` +
+          `generator lag p99 ${res.sendLagUs.p99.toFixed(0)} µs, ok ${res.ok}/${res.scheduled}` +
+          (res.errors + res.dropped > 0 ? `, errors ${res.errors}, dropped ${res.dropped}` : '') +
+          '\n',
+      );
+    }
+  }
+  const what = opts.sse ? 'first byte' : 'latency';
+  console.log(`| target | ${what} p50 | ${what} p99 (per rep) | generator lag p99 | failed | peak RSS |`);
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const [i, s] of specs.entries()) {
+    const ls = rows[i].map((res) => latencyOf(res, opts.sse));
+    const p99s = ls.map((l) => l.p99.toFixed(0)).join(', ');
+    const failed = rows[i].reduce((n, res) => n + res.errors + res.dropped, 0);
+    const rss = (treePeakRssBytes(started[i].pid) / 2 ** 20).toFixed(0);
+    console.log(
+      `| ${s.label} | ${median(ls.map((l) => l.p50)).toFixed(0)} µs | ${median(ls.map((l) => l.p99)).toFixed(0)} µs (${p99s}) | ` +
+        `${median(rows[i].map((res) => res.sendLagUs.p99)).toFixed(0)} µs | ${failed} | ${rss} MiB |`,
+    );
+  }
+}
+
+const latencyOf = (res: OpenLoopResult, stream: boolean) => (stream ? res.ttfbUs! : res.latencyUs);
 
 if (isAbsolute(process.argv[1] ?? '') && resolve(process.argv[1]) === import.meta.filename) await main();

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { startMockUpstream } from './mock-upstream.ts';
-import { runOpenLoop } from './open-loop.ts';
+import { runOpenLoop, runOpenLoopProcess } from './open-loop.ts';
 import { CHAT_PATH, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
 
 test('open loop against the mock: every scheduled request answered, warmup not recorded', async () => {
@@ -82,6 +82,23 @@ test('mock answers 404 off the chat path', async () => {
   try {
     const res = await fetch(`http://127.0.0.1:${mock.port}/v1/models`);
     assert.equal(res.status, 404);
+  } finally {
+    await mock.close();
+  }
+});
+
+test('runOpenLoopProcess runs the generator as a child process and returns its result', async () => {
+  const mock = await startMockUpstream();
+  try {
+    const url = `http://127.0.0.1:${mock.port}${CHAT_PATH}`;
+    const r = await runOpenLoopProcess({ url, body: REQUEST_JSON, stream: false, rate: 100, warmupSec: 0, durationSec: 0.3 }, null);
+    assert.equal(r.scheduled, 30);
+    assert.equal(r.ok, 30);
+    assert.equal(r.errors, 0);
+    await assert.rejects(
+      runOpenLoopProcess({ url: 'http://localhost:1/', body: '{}', stream: false, rate: 10, warmupSec: 0, durationSec: 0.1 }, null),
+      /open-loop: exit 1: .*only 127\.0\.0\.1 targets allowed/s,
+    );
   } finally {
     await mock.close();
   }

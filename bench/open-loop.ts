@@ -7,6 +7,7 @@
 // warmup + duration + timeout whatever happens. Loopback targets only.
 // As a script: `open-loop.ts '<OpenLoopSpec as JSON>'` prints an OpenLoopResult as JSON.
 
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { summarize, type LatencySummary } from './stats.ts';
 
@@ -187,6 +188,33 @@ export function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
     }
 
     tick();
+  });
+}
+
+/**
+ * Runs the generator in a process of its own (`cpus`: a taskset -c list, or null for no
+ * pinning), so that its event loop shares nothing with the driver that reads the targets' logs.
+ */
+export function runOpenLoopProcess(spec: OpenLoopSpec, cpus: string | null): Promise<OpenLoopResult> {
+  const args = [import.meta.filename, JSON.stringify(spec)];
+  const [cmd, argv] = cpus === null ? [process.execPath, args] : ['taskset', ['-c', cpus, process.execPath, ...args]];
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const limitMs = (spec.warmupSec + spec.durationSec) * 1000 + (spec.timeoutMs ?? 5000) + 15_000;
+    const guard = setTimeout(() => child.kill('SIGKILL'), limitMs);
+    child.on('close', (code) => {
+      clearTimeout(guard);
+      if (code !== 0) return reject(new Error(`open-loop: exit ${code}: ${err.slice(-600)}`));
+      try {
+        resolvePromise(JSON.parse(out) as OpenLoopResult);
+      } catch {
+        reject(new Error(`open-loop: unparsable output: ${out.slice(0, 400)} ${err.slice(-400)}`));
+      }
+    });
   });
 }
 

@@ -7,14 +7,14 @@
 // interleave the targets; the report gives medians. Prints a markdown table, writes the raw runs as JSON to bench/results/.
 // See bench/README.md for what each number means.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { fetchCollectorStats } from './null-collector.ts';
-import type { OpenLoopResult, OpenLoopSpec } from './open-loop.ts';
+import { runOpenLoopProcess } from './open-loop.ts';
 import {
   coreBusyBetween,
   coreMicrosBetween,
@@ -148,30 +148,6 @@ function toolVersion(cmd: string, args: string[]): string {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Runs the open-loop generator in its own process on core 0. */
-function runOpenLoopChild(spec: OpenLoopSpec, cpus: string | null): Promise<OpenLoopResult> {
-  const args = [join(BENCH_DIR, 'open-loop.ts'), JSON.stringify(spec)];
-  const [cmd, argv] = cpus === null ? [process.execPath, args] : ['taskset', ['-c', cpus, process.execPath, ...args]];
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const limitMs = (spec.warmupSec + spec.durationSec) * 1000 + (spec.timeoutMs ?? 5000) + 15_000;
-    const guard = setTimeout(() => child.kill('SIGKILL'), limitMs);
-    child.on('close', (code) => {
-      clearTimeout(guard);
-      if (code !== 0) return reject(new Error(`open-loop: exit ${code}: ${err.slice(-600)}`));
-      try {
-        resolvePromise(JSON.parse(out) as OpenLoopResult);
-      } catch {
-        reject(new Error(`open-loop: unparsable output: ${out.slice(0, 400)} ${err.slice(-400)}`));
-      }
-    });
-  });
-}
 
 interface Target {
   id: TargetId;
@@ -434,7 +410,7 @@ async function main(): Promise<void> {
     const openLoop = async (t: Target, stream: boolean, rep: number) => {
       const pids = pidsFor(t);
       const w0 = openWindow(pids);
-      const result = await runOpenLoopChild(
+      const result = await runOpenLoopProcess(
         {
           url: `http://${t.proc.addr}${CHAT_PATH}`,
           body: stream ? REQUEST_SSE : REQUEST_JSON,
