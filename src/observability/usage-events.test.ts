@@ -93,6 +93,17 @@ test('the emitter captures only the configured request headers, by lowercase nam
   assert.equal(captureRequestHeaders({ 'x-a': 'v'.repeat(5000) }, ['x-a'])['x-a'].length, MAX_CAPTURED_HEADER_CHARS);
 });
 
+test("a route's own gateway-key header is never captured, even when request_headers lists it", () => {
+  const sink = new MemoryUsageSink();
+  const emitter = new UsageEmitter([sink], { requestHeaders: ['x-gw-key', 'x-team'] });
+  const headers = { 'x-gw-key': 'sk-gateway-secret', 'x-team': 'blue' };
+  emitter.emit(usageEventFrom(context()), { headers, credentialHeader: 'x-gw-key' });
+  assert.deepEqual(sink.events[0].request_headers, { 'x-team': 'blue' });
+  // On a request that did not authenticate with it, the header is an ordinary one.
+  emitter.emit(usageEventFrom(context()), { headers });
+  assert.deepEqual(sink.events[1].request_headers, headers);
+});
+
 test('a failing sink is counted and never stops the others', () => {
   const sink = new MemoryUsageSink();
   const counted: string[] = [];

@@ -106,11 +106,20 @@ export interface UsageRequest {
    * has `content_mode: full`, read only by such exporters.
    */
   content?: ContentCapture;
+  /**
+   * The header that carried this request's gateway API key when a route names its own
+   * (`auth_header_name`): never captured, whatever `request_headers` lists.
+   */
+  credentialHeader?: string;
 }
 
-/** What goes beside a request's usage event: its headers, and its captured content while an exporter wants it. */
-export function usageRequest(ctx: RequestContext): UsageRequest {
-  return ctx.capture === undefined ? ctx.req : { headers: ctx.req.headers, content: ctx.capture };
+/**
+ * What goes beside a request's usage event: its headers, the header that carried its credential
+ * (if a route named one), and its captured content while an exporter wants it.
+ */
+export function usageRequest(ctx: RequestContext, credentialHeader?: string): UsageRequest {
+  if (ctx.capture === undefined && credentialHeader === undefined) return ctx.req;
+  return { headers: ctx.req.headers, content: ctx.capture, credentialHeader };
 }
 
 export interface UsageSink {
@@ -208,12 +217,15 @@ export function completeUsageEvent(e: UsageEvent): UsageEvent {
 /** Longest captured header value; longer values are cut (a header is attribution, not payload). */
 export const MAX_CAPTURED_HEADER_CHARS = 1024;
 
-/** The configured request headers present on a request (names lowercase, values joined by `, `). */
-export function captureRequestHeaders(headers: IncomingHttpHeaders, names: readonly string[]): Record<string, string> {
+/**
+ * The configured request headers present on a request (names lowercase, values joined by `, `),
+ * except `credentialHeader`, the one that carried the request's gateway API key.
+ */
+export function captureRequestHeaders(headers: IncomingHttpHeaders, names: readonly string[], credentialHeader?: string): Record<string, string> {
   let out: Record<string, string> | undefined;
   for (const name of names) {
     const v = headers[name];
-    if (v === undefined) continue;
+    if (v === undefined || name === credentialHeader) continue;
     const text = Array.isArray(v) ? v.join(', ') : v;
     (out ??= {})[name] = text.length > MAX_CAPTURED_HEADER_CHARS ? text.slice(0, MAX_CAPTURED_HEADER_CHARS) : text;
   }
@@ -253,7 +265,7 @@ export class UsageEmitter implements UsageSink {
 
   emit(event: UsageEvent, req?: UsageRequest): void {
     if (event.request_headers === undefined && req !== undefined && this.headerNames.length > 0) {
-      event.request_headers = captureRequestHeaders(req.headers, this.headerNames);
+      event.request_headers = captureRequestHeaders(req.headers, this.headerNames, req.credentialHeader);
     }
     completeUsageEvent(event);
     this.counters?.emitted(event);

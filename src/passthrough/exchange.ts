@@ -165,7 +165,7 @@ export class PassthroughExchange {
         latencyMs: this.ctx.elapsedMs(),
         ttftMs: this.ttftMs,
         clientIdentity: this.clientIdentity,
-      }, new Date()), usageRequest(this.ctx));
+      }, new Date()), usageRequest(this.ctx, this.route.authHeader));
     };
     if (this.pending.length === 0) emit();
     else void Promise.all(this.pending).then(emit, emit);

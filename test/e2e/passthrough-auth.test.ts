@@ -15,7 +15,11 @@ let mock: MockUpstream;
 let gw: Gateway;
 
 useProxyFixture({
-  config: { proxy: { real_ip: { trusted_proxies: ['127.0.0.1', '::1'], header: 'x-forwarded-for' } } },
+  config: {
+    proxy: { real_ip: { trusted_proxies: ['127.0.0.1', '::1'], header: 'x-forwarded-for' } },
+    // The byok route's key header is listed too: it must still never be captured.
+    observability: { usage_event: { request_headers: ['x-gw-key', 'x-team'] } },
+  },
   resources: (m) => ({
     _format_version: '1',
     provider_keys: [{ display_name: 'up', provider: 'openai', api_key: 'sk-provider-secret' }],
@@ -96,12 +100,14 @@ test('§5 grants: the route name must be in allowed_routes (exact or glob); * gr
 });
 
 test('header_key: the credential comes from auth_header_name; Authorization is left for the upstream', async () => {
-  const res = await call('/passthrough/byok/v1/models', { 'x-gw-key': KEYS.all, authorization: 'Bearer employee-own-token' });
+  const res = await call('/passthrough/byok/v1/models', { 'x-gw-key': KEYS.all, authorization: 'Bearer employee-own-token', 'x-team': 'blue' });
   assert.equal(res.status, 200, res.text);
   assert.equal(mock.requests[0].headers.authorization, 'Bearer employee-own-token');
   assert.equal(mock.requests[0].headers['x-gw-key'], undefined);
   const usage = await usageOf(gw, res.headers['x-tollgate-request-id'] as string);
   assert.equal(usage.api_key_id !== null, true);
+  assert.deepEqual(usage.request_headers, { 'x-team': 'blue' }, 'the gateway key header is never captured');
+  assert.ok(!gw.stderrText().includes(KEYS.all), 'the gateway key never reaches the log');
 });
 
 test('header_key: a gateway key in Authorization does not authenticate', async () => {

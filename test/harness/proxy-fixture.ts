@@ -16,7 +16,7 @@ type Section = Record<string, unknown>;
 
 export interface ProxyFixtureOptions {
   /** Merged per section over the test defaults (every listener on port 0, 10 s upstream timeout). */
-  config?: { proxy?: Section; upstream?: Section; [section: string]: unknown };
+  config?: { proxy?: Section; upstream?: Section; observability?: Section; [section: string]: unknown };
   /** The resources document, built once the mock's URL is known. */
   resources: (mockUrl: string) => object | Promise<object>;
   env?: Record<string, string>;
@@ -29,7 +29,7 @@ export function testConfig(config: ProxyFixtureOptions['config'] = {}): object {
   return {
     ...config,
     proxy: { addr: '127.0.0.1:0', ...config.proxy },
-    observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
+    observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } }, ...config.observability },
     upstream: { timeout_ms: 10_000, ...config.upstream },
   };
 }
