@@ -23,13 +23,20 @@ useProxyFixture({
   config: { upstream: { timeout_ms: 800, retries: 0 } },
   resources: (mockUrl) => ({
     _format_version: '1',
-    provider_keys: [{ display_name: 'up', provider: 'openai', api_key: 'sk-up', api_base: `${mockUrl}/v1` }],
+    provider_keys: [
+      { display_name: 'up', provider: 'openai', api_key: 'sk-up', api_base: `${mockUrl}/v1` },
+      // No adapter serves this provider and no api_base makes it OpenAI-compatible: unusable.
+      { display_name: 'no-adapter', provider: 'no-such-provider', api_key: 'sk-none' },
+    ],
     models: [
       // Fresh targets per endpoint and scenario, so one scenario's cooldown never shapes another's.
       ...(['chat', 'messages'] as const).flatMap((e) => [
         ...['fo', 'nr', 'rl', 'rl2', 'st', 'mid', 'cd', 'tm'].flatMap((g) => [target(`${e}-${g}-a`, `${e}-${g}-up-a`), target(`${e}-${g}-b`, `${e}-${g}-up-b`)]),
         ...['fo', 'nr', 'rl', 'st', 'mid', 'cd', 'tm'].map((g) => ({ display_name: `${e}-g-${g}`, routing: { targets: [{ model: `${e}-${g}-a` }, { model: `${e}-${g}-b` }] } })),
         { display_name: `${e}-g-rl2`, routing: { targets: [{ model: `${e}-rl2-a` }, { model: `${e}-rl2-b` }], fallback_on_statuses: [429] } },
+        target(`${e}-broken`, 'never-called', { provider_key: 'no-adapter' }),
+        target(`${e}-ok`, `${e}-ok-up`),
+        { display_name: `${e}-g-skip`, routing: { targets: [{ model: `${e}-broken` }, { model: `${e}-ok` }] } },
       ]),
       target('retry-a', 'retry-up-a', { retries: 1 }),
       target('tier-hi', 'tier-up-hi'),
@@ -104,6 +111,27 @@ for (const endpoint of ['chat', 'messages'] as const) {
       const [access] = await waitForLines(gw, 'access', (l) => l.request_id === r.requestId);
       assert.equal(access.attempts, 2);
       assert.equal(access.fallbacks, 1);
+    });
+
+    it('a target without a usable provider is skipped with its own row; the request that the next one serves carries no error', async () => {
+      const r = await ask(endpoint, `${endpoint}-g-skip`);
+      assert.equal(r.status, 200, r.body);
+      assert.deepEqual(calledModels(), [`${endpoint}-ok-up`]);
+      const [skipped, terminal] = await usageRows(r.requestId, 2);
+      assert.equal(skipped.error_class, 'invalid_config');
+      assert.equal(skipped.billable, false);
+      assert.equal(terminal.status, 200);
+      assert.equal(terminal.error_class, null);
+      assert.equal(terminal.error_message, null);
+      const [access] = await waitForLines(gw, 'access', (l) => l.request_id === r.requestId);
+      assert.equal(access.status, 200);
+      assert.equal(access.error_kind, undefined);
+      // With no target after it, its error is the request's.
+      const alone = await ask(endpoint, `${endpoint}-broken`);
+      assert.equal(alone.status, 503, alone.body);
+      assert.match(alone.body, /has no usable provider/);
+      const [row] = await usageRows(alone.requestId, 1);
+      assert.equal(row.error_class, 'invalid_config');
     });
 
     it('an invalid request (400) is not routed around: the caller gets it and the next target is never called', async () => {

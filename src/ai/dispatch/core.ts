@@ -105,8 +105,8 @@ export async function dispatch(ctx: RequestContext, call: CallerRequest, resolve
     ctx.attempts++;
     ctx.attemptKind = kind;
     if (c.target instanceof GatewayError) {
-      // A target without a usable provider fails like an invalid configuration: no retry.
-      ctx.fail('invalid_config', c.target.message);
+      // A target without a usable provider fails like an invalid configuration: no retry. Its
+      // error becomes the request's only when no target follows (a later one may serve it).
       if (index + 1 < list.length) {
         emitFailedAttempt(ctx, deps.usage, c, { errorClass: 'invalid_config', status: undefined, retryAfterMs: undefined, error: c.target });
         index++;
@@ -115,6 +115,7 @@ export async function dispatch(ctx: RequestContext, call: CallerRequest, resolve
         previous = 'fallback';
         continue;
       }
+      ctx.fail('invalid_config', c.target.message);
       throw c.target;
     }
     const target = c.target;
