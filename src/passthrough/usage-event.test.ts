@@ -30,3 +30,14 @@ test('no usage: null counts; a total of 0 is stored as null; refusals are not bi
   assert.equal(e.billable, false);
   assert.equal(e.status_code, 401);
 });
+
+test('only a 2xx the upstream answered is billable: not an upstream error, not a caller that left', () => {
+  const base = {
+    requestId: 'rid', routeName: 'r', requestedModel: '', provider: null, providerKeyId: null, apiKeyId: 'k1',
+    errorClass: null, errorMessage: null, dispatched: true, stream: false, tokens: undefined, latencyMs: 1, ttftMs: undefined, clientIdentity: null,
+  };
+  const at = new Date();
+  assert.equal(passthroughUsageEvent({ ...base, status: 201 }, at).billable, true);
+  assert.equal(passthroughUsageEvent({ ...base, status: 500, errorClass: 'upstream_status', errorMessage: 'upstream returned 500' }, at).billable, false);
+  assert.equal(passthroughUsageEvent({ ...base, status: 499, errorClass: 'client_disconnected', errorMessage: 'client disconnected' }, at).billable, false);
+});

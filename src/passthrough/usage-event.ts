@@ -42,7 +42,8 @@ export function passthroughUsageEvent(u: PassthroughUsage, occurredAt: Date): Us
     error_class: u.errorClass,
     error_message: u.errorMessage,
     attempt_kind: 'initial',
-    billable: u.dispatched,
+    // As for model rows: only a 2xx the upstream answered is billable.
+    billable: u.dispatched && u.status >= 200 && u.status < 300,
     stream: u.stream,
     prompt_tokens: t?.prompt ?? null,
     completion_tokens: t?.completion ?? null,
