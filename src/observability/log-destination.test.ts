@@ -208,3 +208,18 @@ test('after drops, the notice and a line longer than what its buffer has left bo
   d.settle();
   assert.deepEqual(d.out.slice(7).join('').split('\n'), ['{"dropped_lines":1}', long, '']);
 });
+
+test('dropped lines written marked are reported apart, with their count, on a full queue and on a failed descriptor', () => {
+  const d = scripted(['all', 'EPIPE']);
+  const marked: Array<[number, string]> = [];
+  const b = new LineBatcher(9, { batchBytes: 1, maxQueuedBytes: 30, write: d.write, writeSync: d.writeSync });
+  b.onMarkedDropped = (n, reason) => marked.push([n, reason]);
+  b.write(`${'x'.repeat(29)}\n`, true); // in flight
+  b.write('plain\n'); // dropped, not marked
+  b.write('usage\n', true); // dropped, marked
+  assert.deepEqual(marked, [[1, 'queue_full']]);
+  d.settle();
+  b.write('one\n', true); // the descriptor fails under this one
+  d.settle();
+  assert.deepEqual(marked, [[1, 'queue_full'], [1, 'write_error']]);
+});

@@ -24,7 +24,7 @@ export interface LineBatcherOptions {
   /** Retry delay after EAGAIN (a non-blocking pipe whose reader is behind). */
   retryMs?: number;
   /** Lines were dropped (full queue, or the descriptor failed). */
-  onDropped?: (lines: number, reason: 'queue_full' | 'write_error') => void;
+  onDropped?: (lines: number, reason: DropReason) => void;
   /** The descriptor failed (not EAGAIN); called once. Later lines are dropped. */
   onError?: (err: NodeJS.ErrnoException) => void;
   /** A line written ahead of the next batch after drops (the log's warning); none when absent. */
@@ -39,7 +39,14 @@ interface Batch {
   /** The whole buffer, reused once written. */
   store: Buffer;
   lines: number;
+  /** How many of `lines` were written marked. */
+  marked: number;
 }
+
+export type DropReason = 'queue_full' | 'write_error';
+
+/** A drop reason as tollgate_usage_events_rejected_total's `reason` label reads it. */
+export const rejectionReason = (reason: DropReason): 'backlog_full' | 'write_error' => (reason === 'queue_full' ? 'backlog_full' : 'write_error');
 
 /** Written buffers kept for the next batches. */
 const MAX_SPARES = 2;
@@ -56,6 +63,7 @@ export class LineBatcher {
   private buf: Buffer | undefined;
   private used = 0;
   private lines = 0;
+  private marked = 0;
   private readonly queue: Batch[] = [];
   private readonly spares: Buffer[] = [];
   private queuedBytes = 0;
@@ -63,6 +71,11 @@ export class LineBatcher {
   private broken = false;
   private waiters: Array<() => void> = [];
   private unnoticed = 0;
+  /**
+   * Dropped lines that were written marked (`write(line, true)`): a writer that must account for
+   * its own lines (the usage-event log sink) learns of their loss here.
+   */
+  onMarkedDropped: ((lines: number, reason: DropReason) => void) | undefined = undefined;
 
   constructor(fd: number, options: LineBatcherOptions) {
     this.fd = fd;
@@ -74,9 +87,10 @@ export class LineBatcher {
     this.writeSyncFn = options.writeSync ?? ((fd, buffer) => fs.writeSync(fd, buffer));
   }
 
-  write(line: string): boolean {
+  write(line: string, marked = false): boolean {
     if (this.broken) {
       this.options.onDropped?.(1, 'write_error');
+      if (marked) this.onMarkedDropped?.(1, 'write_error');
       return true;
     }
     // Room for the worst case: 3 UTF-8 bytes per UTF-16 unit.
@@ -93,6 +107,7 @@ export class LineBatcher {
     this.buf ??= this.take(need);
     this.used += this.buf.write(line, this.used);
     this.lines++;
+    if (marked) this.marked++;
     if (this.used >= this.batchBytes) this.enqueue();
     return true;
   }
@@ -138,9 +153,11 @@ export class LineBatcher {
     if (buf === undefined) return;
     const used = this.used;
     const lines = this.lines;
+    const marked = this.marked;
     this.buf = undefined;
     this.used = 0;
     this.lines = 0;
+    this.marked = 0;
     if (used === 0) {
       this.spare(buf);
       return;
@@ -149,9 +166,10 @@ export class LineBatcher {
       this.unnoticed += lines;
       this.spare(buf);
       this.options.onDropped?.(lines, 'queue_full');
+      if (marked > 0) this.onMarkedDropped?.(marked, 'queue_full');
       return;
     }
-    this.queue.push({ data: buf.subarray(0, used), store: buf, lines });
+    this.queue.push({ data: buf.subarray(0, used), store: buf, lines, marked });
     this.queuedBytes += used;
     if (!this.writing) this.next();
   }
@@ -189,10 +207,15 @@ export class LineBatcher {
 
   private fail(err: NodeJS.ErrnoException): void {
     let lost = 0;
-    for (const b of this.queue) lost += b.lines;
+    let lostMarked = 0;
+    for (const b of this.queue) {
+      lost += b.lines;
+      lostMarked += b.marked;
+    }
     this.queue.length = 0;
     this.queuedBytes = 0;
     if (lost > 0) this.options.onDropped?.(lost, 'write_error');
+    if (lostMarked > 0) this.onMarkedDropped?.(lostMarked, 'write_error');
     if (this.options.onError === undefined) return;
     // A sink that reports errors stops taking lines; the log stream keeps trying (stderr may come back).
     this.broken = true;

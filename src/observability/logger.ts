@@ -1,6 +1,6 @@
 // The process logger: pino, JSON lines on stderr (stdout carries only the CLI's ready line).
 import { pino, type Logger } from 'pino';
-import { LineBatcher } from './log-destination.ts';
+import { LineBatcher, type DropReason } from './log-destination.ts';
 
 export type { Logger };
 
@@ -40,10 +40,27 @@ function options(level: LogLevel): pino.LoggerOptions {
  * (bench/README.md).
  */
 export function lineWriter(logger: Logger): (line: string) => void {
-  const stream = (logger as unknown as Record<symbol, { write(s: string): unknown }>)[pino.symbols.streamSym];
+  const stream = destination(logger);
   return (line) => {
     stream.write(line);
   };
+}
+
+/**
+ * Like lineWriter, for lines that must be accounted for (usage events): `onDropped` hears of
+ * every one of them the asynchronous log stream drops (its queue full, or stderr gone).
+ */
+export function accountedLineWriter(logger: Logger, onDropped: (lines: number, reason: DropReason) => void): (line: string) => void {
+  const stream = destination(logger);
+  if (!(stream instanceof LineBatcher)) return lineWriter(logger);
+  stream.onMarkedDropped = onDropped;
+  return (line) => {
+    stream.write(line, true);
+  };
+}
+
+function destination(logger: Logger): { write(s: string): unknown } {
+  return (logger as unknown as Record<symbol, { write(s: string): unknown }>)[pino.symbols.streamSym];
 }
 
 /** Flush buffered log lines (call before exiting). */

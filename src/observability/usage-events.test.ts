@@ -6,6 +6,7 @@ import { captureRequestHeaders, LogUsageSink, MAX_CAPTURED_HEADER_CHARS, MemoryU
 import type { ContentCapture } from './content-capture.ts';
 import { pino } from 'pino';
 import { createLogger } from './logger.ts';
+import { LineBatcher } from './log-destination.ts';
 
 function context(): RequestContext {
   const req = { method: 'POST', headers: {} } as unknown as IncomingMessage;
@@ -155,4 +156,15 @@ test('content capture: the emitter wants the largest amount its sinks ask for, a
   emitter.emit(usageEventFrom(context()), { headers: {}, content });
   assert.deepEqual(seen, [content]);
   assert.ok(!JSON.stringify(mem.events[0]).includes('secret prompt'), 'the event never holds content');
+});
+
+test('LogUsageSink counts the events the log stream drops, and no other lines', () => {
+  // A stderr nobody reads, behind a queue too small for any line: every line is dropped.
+  const batcher = new LineBatcher(2, { batchBytes: 1, maxQueuedBytes: 100, write: () => {} });
+  const logger = pino({ level: 'info' }, batcher);
+  const dropped: Array<[number, string]> = [];
+  const sink = new LogUsageSink(logger, (n, reason) => dropped.push([n, reason]));
+  for (let i = 0; i < 3; i++) sink.emit(usageEventFrom(context()));
+  logger.info('an ordinary log line, dropped too but not a usage event');
+  assert.deepEqual(dropped, [[1, 'backlog_full'], [1, 'backlog_full'], [1, 'backlog_full']]);
 });

@@ -4,7 +4,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestContext } from '../http/context.ts';
 import type { ContentCapture } from './content-capture.ts';
-import { lineWriter, type Logger } from './logger.ts';
+import { accountedLineWriter, lineWriter, type Logger } from './logger.ts';
+import { rejectionReason } from './log-destination.ts';
 
 export type AttemptKind = 'initial' | 'retry' | 'fallback';
 
@@ -154,12 +155,17 @@ export class MemoryUsageSink implements UsageSink {
   }
 }
 
-/** Writes each event as one JSON line on the process log stream (`"type":"usage"`). */
+/**
+ * Writes each event as one JSON line on the process log stream (`"type":"usage"`). `onDropped`
+ * hears of events the asynchronous log stream drops (stderr not read, or gone).
+ */
 export class LogUsageSink implements UsageSink {
   private readonly write: (line: string) => void;
 
-  constructor(logger: Logger) {
-    this.write = lineWriter(logger);
+  constructor(logger: Logger, onDropped?: (events: number, reason: 'backlog_full' | 'write_error') => void) {
+    this.write = onDropped === undefined
+      ? lineWriter(logger)
+      : accountedLineWriter(logger, (lines, reason) => onDropped(lines, rejectionReason(reason)));
   }
 
   emit(event: UsageEvent): void {

@@ -4,7 +4,7 @@
 // disk cannot keep up, batches beyond a bounded backlog are dropped and counted, never buffered
 // without limit.
 import { closeSync, openSync } from 'node:fs';
-import { LineBatcher } from './log-destination.ts';
+import { LineBatcher, rejectionReason } from './log-destination.ts';
 import { usageEventJson, type UsageEvent, type UsageSink } from './usage-events.ts';
 
 export interface FileUsageSinkOptions {
@@ -35,7 +35,7 @@ export class FileUsageSink implements UsageSink {
     this.lines = new LineBatcher(this.fd, {
       batchBytes: options.batchBytes ?? 64 * 1024,
       maxQueuedBytes: options.maxBacklogBytes ?? 16 * 1024 * 1024,
-      onDropped: onReject && ((lines, reason) => onReject(reason === 'queue_full' ? 'backlog_full' : 'write_error', lines)),
+      onDropped: onReject && ((lines, reason) => onReject(rejectionReason(reason), lines)),
       onError: (err) => options.onError?.(err),
     });
     this.timer = setInterval(() => this.lines.flush(), options.flushMs ?? 250);

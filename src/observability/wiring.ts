@@ -55,7 +55,7 @@ export function observabilitySinks(
 
   const metrics = new Metrics({ nameLabels: config.metrics.labels, buckets });
   const rejected = (sink: string, reason: string, events = 1): void => metrics.usageEventsRejected.inc({ sink, reason }, events);
-  const sinks: NamedSink[] = config.usage_event.log ? [{ name: 'log', sink: new LogUsageSink(logger) }] : [];
+  const sinks: NamedSink[] = config.usage_event.log ? [{ name: 'log', sink: new LogUsageSink(logger, (events, reason) => rejected('log', reason, events)) }] : [];
   let fileSink: FileUsageSink | undefined;
   if (file !== undefined) {
     fileSink = new FileUsageSink(file, {
