@@ -117,7 +117,7 @@ export class Snapshot {
     for (const entry of this.wildcardModels) {
       const capture = globCapture(entry.glob, name);
       if (capture === undefined) continue;
-      const upstreamModel = entry.modelName === undefined ? capture : entry.modelName.replace('*', capture);
+      const upstreamModel = entry.modelName === undefined ? capture : entry.modelName.replace('*', () => capture);
       return { entry, upstreamModel };
     }
     return undefined;

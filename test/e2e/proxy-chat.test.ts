@@ -79,6 +79,11 @@ test('the most specific wildcard alias wins, whatever the file order', async () 
   assert.equal(out.model, 'openai/gpt-4o');
 });
 
+test("the captured part goes into model_name as is: '$' patterns in it are not replacement patterns", async () => {
+  await client.chat.completions.create({ model: "openai/gpt-4$&-$'-$$", messages: hi });
+  assert.equal(mock.requests[0].json.model, "tuned-gpt-4$&-$'-$$");
+});
+
 test('every stream chunk carries the caller alias, never the upstream model', async () => {
   mock.script({ sse: chatChunks({ model: 'tuned-gpt-4o-2024-08-06', usage: { prompt_tokens: 3, completion_tokens: 4 } }) });
   const res = await postChat({ model: 'openai/gpt-4o', messages: hi, stream: true, stream_options: { include_usage: true } });
