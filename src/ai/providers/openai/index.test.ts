@@ -52,6 +52,9 @@ test('max_tokens goes as max_completion_tokens to OpenAI reasoning models only',
   assert.equal(other.max_tokens, 50);
   assert.equal(isReasoningModel('gpt-5-mini'), true);
   assert.equal(isReasoningModel('gpt-4.1'), false);
+  // Fine-tuned models carry their base model after `ft:`.
+  assert.equal(isReasoningModel('ft:o4-mini-2025-04-16:acme::abc123'), true);
+  assert.equal(isReasoningModel('ft:gpt-4o-mini-2024-07-18:acme::abc123'), false);
 });
 
 test('param_renames have the last word', () => {

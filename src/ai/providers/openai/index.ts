@@ -16,9 +16,12 @@ export function normalizeOpenAIBase(apiBase: string): string {
   return /^https?:\/\/api\.openai\.com$/.test(base) ? `${base}/v1` : base;
 }
 
-/** Reference-family reasoning models take `max_completion_tokens` instead of `max_tokens`. */
+/**
+ * Reference-family reasoning models (fine-tuned ones too: `ft:<base>:...`) take
+ * `max_completion_tokens` instead of `max_tokens`.
+ */
 export function isReasoningModel(model: string): boolean {
-  return /^(o\d|gpt-5)/.test(model);
+  return /^(ft:)?(o\d|gpt-5)/.test(model);
 }
 
 function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Error {
