@@ -213,8 +213,8 @@ const ObservabilitySchema = section(
 
 const UpstreamSchema = section(
   {
-    timeout_ms: millis(6_000_000, 'Total time allowed for a non-streaming upstream request. 0 = off.'),
-    stream_timeout_ms: millis(0, 'Total time allowed for a streaming upstream request. 0 = use timeout_ms.'),
+    timeout_ms: millis(6_000_000, 'Time allowed from sending an upstream request to its response head, and for a non-streaming request to its whole body. 0 = off.'),
+    stream_timeout_ms: millis(0, 'Streaming responses: the longest wait for the first event and between two events. 0 = use timeout_ms.'),
     connect_timeout_ms: millis(5000, 'Time allowed to open an upstream connection. 0 = off.'),
     retries: Type.Integer({ minimum: 0, maximum: 10, default: 2, description: 'Same-target retries of a retryable failure when no other target is left. 0 = off.' }),
   },
