@@ -78,3 +78,25 @@ describe('observability.access_log: false', () => {
     assert.match(text, /^tollgate_requests_total\{endpoint="\/v1\/chat\/completions",provider="openai",model="fast",status="200"\} 1$/m);
   });
 });
+
+describe('observability.log_level: warn', () => {
+  let gw: Gateway;
+  before(async () => {
+    gw = await startGateway({
+      config: { proxy: { addr: '127.0.0.1:0' }, observability: { log_level: 'warn', metrics: { prometheus: { addr: '127.0.0.1:0' } } } },
+      resources: resources(mock.url),
+      env: { E2E_ACCESSLOG_KEY: CALLER_KEY },
+    });
+  });
+  after(() => gw?.stop());
+
+  test('no info line is written (startup and access log included); usage events are data and still are', async () => {
+    await chat(gw, 'e2e-loglevel-warn');
+    const usage = await waitForLines(gw, 'usage', (l) => l.request_id === 'e2e-loglevel-warn');
+    assert.equal(usage.length, 1);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(logLines(gw, 'access'), []);
+    const infoLines = gw.stderrText().split('\n').filter((l) => l.includes('"level":"info"') && !l.includes('"type":"usage"'));
+    assert.deepEqual(infoLines, []);
+  });
+});

@@ -17,7 +17,7 @@ let mock: MockUpstream;
 let gw: Gateway;
 
 useProxyFixture({
-  config: { upstream: { retries: 0 } },
+  config: { upstream: { retries: 0 }, proxy: { request_id: { accept_headers: ['X-Request-Id', 'x-tollgate-request-id'] } } },
   resources: (mockUrl) => ({
     _format_version: '1',
     provider_keys: [{ display_name: 'up', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mockUrl}/v1` }],
@@ -118,6 +118,26 @@ test('a caller-supplied x-tollgate-request-id is adopted and sent upstream', asy
   await refused.arrayBuffer();
   assert.equal(refused.status, 401);
   assert.equal(refused.headers.get('x-tollgate-request-id'), 'e2e-caller-request-0002');
+});
+
+test('proxy.request_id.accept_headers: the first listed header present names the request, upstream too', async () => {
+  const res = await chat({ 'x-request-id': 'e2e-from-x-request-id', 'x-tollgate-request-id': 'e2e-second-choice' });
+  await res.arrayBuffer();
+  assert.equal(res.headers.get('x-tollgate-request-id'), 'e2e-from-x-request-id');
+  assert.equal(mock.requests[0].headers['x-tollgate-request-id'], 'e2e-from-x-request-id');
+  const second = await chat({ 'x-tollgate-request-id': 'e2e-second-choice' });
+  await second.arrayBuffer();
+  assert.equal(second.headers.get('x-tollgate-request-id'), 'e2e-second-choice');
+});
+
+test('upstream connections are kept alive: sequential requests share one connection', async () => {
+  for (let i = 0; i < 3; i++) {
+    const res = await chat();
+    await res.arrayBuffer();
+    assert.equal(res.status, 200);
+  }
+  const ports = new Set(mock.requests.map((r) => r.remotePort));
+  assert.equal(ports.size, 1, `upstream client ports: ${[...ports].join(', ')}`);
 });
 
 test('an invalid caller request id (too long, or with spaces) is replaced, also upstream', async () => {

@@ -15,6 +15,8 @@ export interface RecordedRequest {
   body: string;
   /** The body parsed as JSON, when it is JSON. */
   json?: any;
+  /** The client's port: the same on every request of one (keep-alive) connection. */
+  remotePort: number | undefined;
 }
 
 /**
@@ -101,7 +103,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       const body = Buffer.concat(parts).toString('utf8');
-      const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
+      const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, remotePort: req.socket.remotePort };
       if (body.length > 0) {
         try {
           rec.json = JSON.parse(body);
