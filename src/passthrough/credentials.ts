@@ -11,6 +11,7 @@ export const DEFAULT_STRIP_HEADERS: readonly string[] = ['authorization', 'cooki
 /** The fields of a provider key document this module reads. */
 export interface ProviderKeyFields {
   readonly id: string;
+  readonly display_name?: string;
   readonly provider?: string;
   readonly adapter?: string | null;
   readonly api_key: string;
@@ -28,6 +29,7 @@ export type RouteCredential =
   | {
       readonly mode: 'inject';
       readonly providerKeyId: string;
+      readonly providerKeyName: string | undefined;
       readonly provider: string;
       readonly headers: ReadonlyArray<readonly [string, string]>;
       readonly stripHeaders: readonly string[];
@@ -57,6 +59,7 @@ export function compileCredential(
   return {
     mode,
     providerKeyId,
+    providerKeyName: pk.display_name,
     provider: pk.provider ?? '',
     headers,
     stripHeaders: (pk.strip_headers ?? DEFAULT_STRIP_HEADERS).map((h) => h.toLowerCase()),

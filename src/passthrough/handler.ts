@@ -100,6 +100,11 @@ function start(ctx: RequestContext, options: PassthroughOptions, snapshot: Snaps
   ctx.endpoint = PASSTHROUGH_ENDPOINT;
   ctx.provider = match.route.name;
   ctx.model = 'passthrough';
+  const credential = match.route.credential;
+  if (credential.mode === 'inject') {
+    ctx.providerKeyId = credential.providerKeyId;
+    ctx.providerKeyName = credential.providerKeyName;
+  }
   ctx.res.once('close', () => x.finalize());
   run(x, options, snapshot, routes, match, target).catch((err: unknown) => {
     if (ctx.res.headersSent) {

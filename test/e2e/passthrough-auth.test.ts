@@ -148,3 +148,14 @@ test('the access log records the caller and route, never the presented credentia
   for (const secret of Object.values(KEYS)) assert.ok(!gw.stderrText().includes(secret), 'a caller key reached the log');
   assert.ok(!gw.stderrText().includes('sk-provider-secret'));
 });
+
+test('an inject route names its provider key in the metrics, as in its usage row', async () => {
+  const res = await call('/passthrough/files/x', { authorization: `Bearer ${KEYS.all}` });
+  assert.equal(res.status, 200, res.text);
+  const pk = deriveId('provider_keys', 'up');
+  assert.equal((await usageOf(gw, res.headers['x-tollgate-request-id'] as string)).provider_key_id, pk);
+  const text = await (await fetch(`${gw.metricsUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('tollgate_proxy_requests_total{') && l.includes('provider="files"'));
+  assert.ok(line, 'a proxy_requests_total series for the files route');
+  assert.match(line, new RegExp(`provider_key_id="${pk}"`));
+});
