@@ -237,6 +237,17 @@ for (const endpoint of ['chat', 'messages'] as const) {
       assert.equal(usage.error_class, 'transport');
     });
 
+    test('an upstream stream that ends cleanly before it finished: 502, upstream_decode, recorded at stream end', async () => {
+      const cut = endpoint === 'chat' ? openAIFrames(TURN, 'oa-up').slice(0, 1) : anthropicFrames(TURN, 'an-up').slice(0, 1);
+      mock.setFallback(() => ({ sse: cut, done: false }));
+      const r = await send(endpoint, { stream: true });
+      assert.equal(r.status, 200);
+      const { usage } = await observe(r.id);
+      assert.equal(usage.status, 502);
+      assert.equal(usage.error_class, 'upstream_decode');
+      assert.equal(usage.billable, false);
+    });
+
     test('in-stream rate-limit error keeps its 4xx: 429, upstream_in_band', async () => {
       const error = endpoint === 'chat'
         ? { sse: [openAIFrames(TURN, 'oa-up')[0], { error: { message: 'slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded' } }], done: false }
