@@ -28,6 +28,8 @@ const RESOURCES = (mockUrl: string) => ({
     { display_name: 'an', provider: 'anthropic', model_name: 'an-up', provider_key: 'an-key' },
   ],
   api_keys: [{ display_name: 'caller', key_env: 'E2E_METRICS_KEY', allowed_models: ['oa', 'an'], team_id: 'blue-team', user_name: 'ann' }],
+  // Never reached: it is here so that the caller's requests carry a policy name.
+  rate_limit_policies: [{ name: 'caller-rpm', scope: 'api_key', scope_ref: 'caller', window: 'minute', max_requests: 100000 }],
 });
 
 before(async () => {
@@ -127,7 +129,7 @@ test('real traffic moves every request family by the expected delta, per label s
   const delta = (name: string, match: Record<string, string> = {}) => sum(afterScrape, name, match) - sum(before, name, match);
 
   const chatOk = { endpoint: '/v1/chat/completions', model: 'oa', provider: 'openai' };
-  const names = { api_key_name: 'caller', team_name: 'blue-team', user_name: 'ann', provider_key_name: 'oa-key', policy_name: 'unknown' };
+  const names = { api_key_name: 'caller', team_name: 'blue-team', user_name: 'ann', provider_key_name: 'oa-key', policy_name: 'caller-rpm' };
   assert.equal(delta('tollgate_requests_total', { ...chatOk, status: '200' }), 2);
   assert.equal(delta('tollgate_request_duration_seconds_count', { ...chatOk, status: '200' }), 2);
   assert.equal(delta('tollgate_proxy_requests_total', { ...chatOk, ...names, upstream_model: 'oa-up', status: '200', outcome: 'success', is_fallback: 'false' }), 2);
