@@ -26,13 +26,16 @@ export interface LoadContext {
   byName: Record<Collection, Map<string, Entry>>;
   /** derived id → entry. */
   byId: Record<Collection, Map<string, Entry>>;
-  /** API key plaintexts read through key_env, masked in every error message. */
-  secrets: Set<string>;
+  /**
+   * Values that must never appear in an error message, with what is printed instead: API key
+   * plaintexts read through key_env, and the values `${VAR}` put into the file.
+   */
+  secrets: Map<string, string>;
 }
 
 export function newContext(env: Env, issues: IssueList): LoadContext {
   const make = <T>(f: () => T) => Object.fromEntries(COLLECTIONS.map((c) => [c, f()])) as Record<Collection, T>;
-  return { env, issues, entries: make(() => []), byName: make(() => new Map()), byId: make(() => new Map()), secrets: new Set() };
+  return { env, issues, entries: make(() => []), byName: make(() => new Map()), byId: make(() => new Map()), secrets: new Map() };
 }
 
 /** Report a problem at a path inside an entry. */

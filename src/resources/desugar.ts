@@ -125,7 +125,7 @@ function desugarApiKey(ctx: LoadContext, entry: Entry): void {
     reportAt(ctx, entry, ['key_env'], `environment variable ${name} holds an unexpanded "\${...}" template`);
     return;
   }
-  ctx.secrets.add(plaintext);
+  ctx.secrets.set(plaintext, '[REDACTED]');
   doc.key_hash = hashApiKey(plaintext);
 }
 

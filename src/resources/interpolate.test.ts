@@ -29,8 +29,19 @@ test('a missing or empty variable is an error naming the variable, never a value
 test('unterminated ${, empty ${} and invalid names are errors', () => {
   assert.deepEqual(interpolateString('abc ${HOST', env).errors, ['unterminated "${" at character 5']);
   assert.deepEqual(interpolateString('${}', env).errors, ['empty "${}"']);
-  assert.match(interpolateString('${A-B}', env).errors[0], /^invalid environment variable name "A-B"/);
-  assert.match(interpolateString('${1A}', env).errors[0], /^invalid environment variable name "1A"/);
+  assert.match(interpolateString('${A-B}', env).errors[0], /^invalid environment variable name in the "\$\{\.\.\.\}" at character 1 /);
+  assert.match(interpolateString('x ${1A}', env).errors[0], /^invalid environment variable name in the "\$\{\.\.\.\}" at character 3 /);
+});
+
+test('an invalid reference is never echoed: it may hold a credential', () => {
+  const [error] = interpolateString('${OPENAI_API_KEY:-sk-DEFAULT-SECRET}', env).errors;
+  assert.ok(!error.includes('sk-DEFAULT-SECRET'), error);
+});
+
+test('each value put into the string is reported with its variable', () => {
+  const seen: string[] = [];
+  interpolateString('${HOST}:${PORT}', { HOST: 'example.com', PORT: '443' }, (name, value) => seen.push(`${name}=${value}`));
+  assert.deepEqual(seen, ['HOST=example.com', 'PORT=443']);
 });
 
 test('every error in a string is reported', () => {

@@ -19,8 +19,11 @@ export interface InterpolationResult {
   errors: string[];
 }
 
+/** A variable's value was put into the file (for masking it in error messages). */
+export type OnValue = (name: string, value: string) => void;
+
 /** Interpolate one string. The returned value is meaningful only when `errors` is empty. */
-export function interpolateString(input: string, env: Env): InterpolationResult {
+export function interpolateString(input: string, env: Env, onValue?: OnValue): InterpolationResult {
   if (!input.includes('$')) return { value: input, errors: [] };
   const errors: string[] = [];
   let out = '';
@@ -55,7 +58,8 @@ export function interpolateString(input: string, env: Env): InterpolationResult 
       continue;
     }
     if (!VAR_NAME.test(name)) {
-      errors.push(`invalid environment variable name ${JSON.stringify(name)} (names use letters, digits and _; write "$\${" for a literal "\${")`);
+      // The text between the braces is not echoed: it may be a credential (`${KEY:-sk-...}`).
+      errors.push(`invalid environment variable name in the "\${...}" at character ${i - name.length - 2} (names use letters, digits and _; no defaults or other shell syntax; write "$\${" for a literal "\${")`);
       continue;
     }
     const value = env[name];
@@ -67,6 +71,7 @@ export function interpolateString(input: string, env: Env): InterpolationResult 
       errors.push(`environment variable ${name} is empty`);
       continue;
     }
+    onValue?.(name, value);
     out += value;
   }
   return { value: out, errors };
@@ -81,19 +86,20 @@ export function interpolateTree(
   env: Env,
   path: FieldPath,
   report: (path: FieldPath, message: string) => void,
+  onValue?: OnValue,
 ): unknown {
   if (typeof node === 'string') {
-    const r = interpolateString(node, env);
+    const r = interpolateString(node, env, onValue);
     for (const e of r.errors) report(path, e);
     return r.errors.length ? node : r.value;
   }
   if (Array.isArray(node)) {
-    for (let i = 0; i < node.length; i++) node[i] = interpolateTree(node[i], env, [...path, i], report);
+    for (let i = 0; i < node.length; i++) node[i] = interpolateTree(node[i], env, [...path, i], report, onValue);
     return node;
   }
   if (node !== null && typeof node === 'object') {
     const obj = node as Record<string, unknown>;
-    for (const key of Object.keys(obj)) obj[key] = interpolateTree(obj[key], env, [...path, key], report);
+    for (const key of Object.keys(obj)) obj[key] = interpolateTree(obj[key], env, [...path, key], report, onValue);
     return obj;
   }
   return node;

@@ -344,6 +344,16 @@ describe('api keys and key_env', () => {
     assertError(errors, 'models[0] ("[REDACTED]*").display_name: only direct models may be wildcards ("*"); a routing model needs a plain name');
   });
 
+  test("a variable's value is never printed: a credential's ${VAR} in a reference field shows as ${VAR}", () => {
+    const secret = 'sk-provider-SECRET-5a4b3c';
+    const errors = expectErrors(loadObj({
+      provider_keys: [{ display_name: 'pk', provider: 'openai', api_key: '${OPENAI_API_KEY}' }],
+      models: [{ display_name: 'gpt', provider: 'openai', model_name: 'gpt-4o', provider_key: '${OPENAI_API_KEY}' }],
+    }, { OPENAI_API_KEY: secret }));
+    for (const e of errors) assert.ok(!e.includes(secret), `value leaked in: ${e}`);
+    assertError(errors, 'models[0] ("gpt").provider_key: unknown provider key "${OPENAI_API_KEY}"');
+  });
+
   test('allowed_models is required; allowed_routes optional', () => {
     assertErrors(loadObj({ api_keys: [{ display_name: 'a', key_hash: HASH_A }] }), ['api_keys[0] ("a").allowed_models: required']);
   });

@@ -173,7 +173,9 @@ export function loadResourcesText(text: string, env: Env): LoadResult {
   issues.nextStage();
   for (const c of COLLECTIONS) {
     for (const entry of ctx.entries[c]) {
-      interpolateTree(entry.doc, env, [], (path, message) => issues.entry(c, entry.index, path, message));
+      interpolateTree(entry.doc, env, [], (path, message) => issues.entry(c, entry.index, path, message), (name, value) => {
+        if (value.length >= MIN_MASKED_LENGTH && !ctx.secrets.has(value)) ctx.secrets.set(value, `\${${name}}`);
+      });
     }
   }
 
@@ -215,13 +217,18 @@ export function loadResourcesText(text: string, env: Env): LoadResult {
 
 /**
  * Messages never print field values, but an identity or reference name is printed, and the
- * file may have built one from the same variable as an API key. Key plaintexts are masked.
+ * file may have built one from a variable (an unknown reference may even be a credential's
+ * `${VAR}` written in the wrong field). Key plaintexts are masked, and every value a variable
+ * put into the file is printed as its `${NAME}`.
  */
-function redact(message: string, secrets: ReadonlySet<string>): string {
+function redact(message: string, secrets: ReadonlyMap<string, string>): string {
   let out = message;
-  for (const s of [...secrets].sort((a, b) => b.length - a.length)) out = out.replaceAll(s, '[REDACTED]');
+  for (const [value, shown] of [...secrets].sort((a, b) => b[0].length - a[0].length)) out = out.replaceAll(value, shown);
   return out;
 }
+
+/** Shorter variable values are not masked: they would garble unrelated words of a message. */
+const MIN_MASKED_LENGTH = 8;
 
 function buildResources(ctx: LoadContext): { resources: Resources; count: number } {
   const out: Record<string, unknown[]> = {};
