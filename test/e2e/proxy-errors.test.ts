@@ -198,6 +198,20 @@ test('an upstream 400 keeps its status and its own message, type, param and code
   assert.equal(mock.requests.length, 1);
 });
 
+test('an upstream error that echoes the provider key reaches the caller with the key masked, as JSON and in a stream', async () => {
+  mock.setFallback((req) => ({ status: 401, json: { error: { message: `Incorrect API key provided: ${req.headers.authorization}`, type: 'invalid_request_error', code: 'invalid_api_key' } } }));
+  const json = await errorBody(await postChat({ model: 'fast', messages: hi }), 401);
+  assert.equal(json.message, 'Incorrect API key provided: Bearer [REDACTED]');
+  mock.setFallback((req) => ({
+    sse: [{ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant' } }] }, { error: { message: `key ${req.headers.authorization} revoked`, type: 'invalid_request_error' } }],
+    done: false,
+  }));
+  const stream = await postChat({ model: 'fast', messages: hi, stream: true });
+  const text = await stream.text();
+  assert.match(text, /key Bearer \[REDACTED\] revoked/);
+  assert.ok(!text.includes(UPSTREAM_SECRET), text);
+});
+
 test('an upstream 404 with an empty body reads "upstream returned 404 Not Found"', async () => {
   mock.script({ status: 404 });
   await assert.rejects(client.chat.completions.create({ model: 'fast', messages: hi }), (e: any) => {

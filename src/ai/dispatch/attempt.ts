@@ -148,7 +148,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   if (status < 200 || status >= 300) {
     const read = await readResponseBody(response, timeoutMs, 1024 * 1024);
     const classified: ClassifiedError = adapter.classifyError(status, read.ok ? read.body.toString('utf8') : '', response.headers);
-    return failed({ errorClass: classified.errorClass, status, retryAfterMs: classified.retryAfterMs, error: upstreamStatusError(status, classified) });
+    return failed({ errorClass: classified.errorClass, status, retryAfterMs: classified.retryAfterMs, error: upstreamStatusError(status, classified, t.providerKey.view.apiKey) });
   }
   const contentType = response.headers['content-type'] ?? '';
   if (call.stream && contentType.startsWith('text/event-stream')) {
@@ -156,7 +156,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
       ? call.codec.createNativeRelay(call.alias, !call.wantUsage)
       : new TranslatingRelay(adapter.translator?.createStreamDecoder() ?? new OpenAIChatStreamDecoder(), call.codec.createEncoder(call.alias, call.wantUsage), call.codec);
     try {
-      await relayStream(ctx, response, relay, call.codec, streamTimeoutMs);
+      await relayStream(ctx, response, relay, call.codec, streamTimeoutMs, t.providerKey.view.apiKey);
     } catch (err) {
       // The upstream failed before its first byte: nothing reached the caller.
       const e = err as GatewayError;

@@ -12,6 +12,7 @@ import type { CallerCodec, NativeRelay, StreamEncoder } from './codecs.ts';
 import { recordUsage } from './usage.ts';
 import { inBandStatusOf } from '../../lib/in-band-status.ts';
 import type { UpstreamResponse } from '../../http/upstream.ts';
+import { withoutKey } from './upstream-errors.ts';
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -73,6 +74,8 @@ export function relayStream(
   relay: NativeRelay,
   codec: CallerCodec,
   idleMs: number,
+  /** The provider key: masked in an in-band error the upstream may have echoed it in. */
+  key: string,
 ): Promise<void> {
   const split = new SseLineSplitter();
   return new Promise<void>((resolve, reject) => {
@@ -138,9 +141,12 @@ export function relayStream(
         throw e;
       }
       start();
-      if (relay.inBandError && inBandStatus === 0) {
-        inBandStatus = inBandErrorStatus(out);
-        ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
+      if (relay.inBandError) {
+        out = withoutKey(out, key);
+        if (inBandStatus === 0) {
+          inBandStatus = inBandErrorStatus(out);
+          ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
+        }
       }
       if (out.length > 0 && !relayChunk(ctx, out, response, resumeAfterDrain)) {
         // The caller reads slower than the upstream writes: the idle clock stops meanwhile.
@@ -157,6 +163,7 @@ export function relayStream(
       out += end.text;
       start();
       if (relay.inBandError) {
+        out = withoutKey(out, key);
         if (inBandStatus === 0) inBandStatus = inBandErrorStatus(out);
         ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
         if (out.length > 0) writeChunk(ctx, out);

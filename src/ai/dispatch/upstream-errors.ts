@@ -10,15 +10,23 @@ export function statusLine(status: number): string {
 }
 
 /**
- * Upstream 4xx keep their status and the upstream's own message, type, param and code; 5xx (and
- * anything else that is not a success) become 502 with the status line only, so provider
- * internals never leak; 429 relays Retry-After.
+ * `text` with every occurrence of the provider key's value masked: an upstream may echo the
+ * credential it was sent ("Incorrect API key provided: ..."), and the caller must never see it.
  */
-export function upstreamStatusError(status: number, c: ClassifiedError): GatewayError {
+export function withoutKey(text: string, key: string): string {
+  return key.length < 8 || !text.includes(key) ? text : text.replaceAll(key, '[REDACTED]');
+}
+
+/**
+ * Upstream 4xx keep their status and the upstream's own message (the provider key masked), type,
+ * param and code; 5xx (and anything else that is not a success) become 502 with the status line
+ * only, so provider internals never leak; 429 relays Retry-After.
+ */
+export function upstreamStatusError(status: number, c: ClassifiedError, key: string): GatewayError {
   if (status >= 400 && status < 500) {
     const headers: Record<string, string> = {};
     if (status === 429 && c.retryAfterMs !== undefined) headers['retry-after'] = String(Math.ceil(c.retryAfterMs / 1000));
-    return new GatewayError('upstream_error', c.message ?? statusLine(status), {
+    return new GatewayError('upstream_error', c.message === undefined ? statusLine(status) : withoutKey(c.message, key), {
       status,
       type: c.type ?? 'upstream_error',
       publicCode: c.code ?? null,
