@@ -9,7 +9,7 @@ import type { CompiledRoute } from './compile-routes.ts';
 import { errorEnvelope, type PassthroughError } from './errors.ts';
 import type { FinalOutcome, ResponseFailure } from './hooks.ts';
 import type { RequestShape } from './request-shape.ts';
-import type { EventStreamTap } from './stream-tap.ts';
+import { IN_BAND_MESSAGE, type EventStreamTap } from './stream-tap.ts';
 import type { TokenCounts } from './token-counts.ts';
 import { passthroughUsageEvent } from './usage-event.ts';
 
@@ -139,7 +139,7 @@ export class PassthroughExchange {
     if (this.ctx.clientDisconnected) this.record(499, 'client_disconnected', 'client disconnected before the response finished');
     const emit = (): void => {
       const inBand = this.tap?.inBandError;
-      if (inBand !== undefined && this.endStatus === undefined) this.fail('upstream_in_band', inBand.message);
+      if (inBand !== undefined && this.endStatus === undefined) this.fail('upstream_in_band', IN_BAND_MESSAGE);
       const outcome = this.outcome();
       for (const release of this.releases) {
         try {

@@ -14,7 +14,7 @@ import { errorFrame, passthroughError } from './errors.ts';
 import type { PassthroughExchange } from './exchange.ts';
 import type { ResponseFailure, ResponseFilter } from './hooks.ts';
 import { relayedResponseHeaders } from './response-headers.ts';
-import { EventStreamTap } from './stream-tap.ts';
+import { EventStreamTap, IN_BAND_MESSAGE } from './stream-tap.ts';
 import { createTapDecoder } from './tap-decoder.ts';
 import type { UpstreamResponse } from '../http/upstream.ts';
 
@@ -132,7 +132,7 @@ export function relayEventStream(
       const inBand = tap.inBandError;
       if (inBand !== undefined) {
         ctx.status = inBand.status;
-        x.fail('upstream_in_band', inBand.message);
+        x.fail('upstream_in_band', IN_BAND_MESSAGE);
       }
       endStream(ctx);
       resolve();

@@ -18,12 +18,16 @@ import { isObject, mergeTokenCounts, readTokenCounts, type TokenCounts } from '.
 import { findTopLevelMember } from '../lib/json-scan.ts';
 import { inBandStatusOf } from '../lib/in-band-status.ts';
 
+/**
+ * An error event seen in a relayed stream. Its text is not kept: a pass-through upstream may put
+ * anything there, the caller's own credential included, and it would reach the logs and sinks.
+ */
 export interface InBandError {
   readonly status: number;
-  readonly message: string;
 }
 
-const MAX_MESSAGE = 256;
+/** What the logs and usage events say of an in-band error (as on the model endpoints). */
+export const IN_BAND_MESSAGE = 'upstream sent an error event mid-stream';
 const THREE_DIGITS = /^\d{3}$/;
 
 /** The status an in-band error is recorded with: its own 4xx when it names one, else 502. */
@@ -127,7 +131,6 @@ export class EventStreamTap {
       err = {};
     }
     if (err === undefined) return;
-    const raw = isObject(err) && typeof err.message === 'string' ? err.message : typeof err === 'string' ? err : 'upstream reported an error mid-stream';
-    this.inBandError = { status: inBandStatus(err), message: raw.length > MAX_MESSAGE ? raw.slice(0, MAX_MESSAGE) : raw };
+    this.inBandError = { status: inBandStatus(err) };
   }
 }
