@@ -10,13 +10,31 @@ const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a
 const DOTTED_NUMERIC = /^[\d.]+$/;
 
 /**
+ * Whether `s` is a usable Redis URL: redis:// or rediss://, a host, an optional port, an optional
+ * database path (/0 to /15). A password with `/`, `?`, `#` or `@` must be percent-encoded.
+ */
+export function isRedisUrl(s: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') return false;
+  if (u.hostname === '' || u.search !== '' || u.hash !== '') return false;
+  return u.pathname === '' || u.pathname === '/' || /^\/(\d|1[0-5])$/.test(u.pathname);
+}
+
+/**
  * Parse `host:port`. host is an IPv4 literal, a bracketed IPv6 literal (`[::1]`, returned
  * without brackets) or a hostname; port is 0-65535 (0 = pick a free port).
  * Throws an Error whose message shows the bad value and what was expected.
  */
 export function parseAddr(addr: string): { host: string; port: number } {
   const fail = (why: string): never => {
-    throw new Error(`invalid address ${JSON.stringify(addr)} (${why})`);
+    // What precedes an `@` is credentials (`user:password@host:port`): never shown.
+    const shown = typeof addr === 'string' && addr.includes('@') ? `…${addr.slice(addr.lastIndexOf('@'))}` : addr;
+    throw new Error(`invalid address ${JSON.stringify(shown)} (${why})`);
   };
   if (typeof addr !== 'string') fail('expected host:port');
   if (addr.includes('://')) fail('expected host:port, not a URL');

@@ -585,6 +585,16 @@ observability: {access_log: "true", metrics: {prometheus: {enabled: null}}}
     assertErrors(fromYaml('ratelimit: {concurrency_ttl_secs: 0}\n'), ['ratelimit.concurrency_ttl_secs: must be an integer >= 1']);
     assertErrors(fromYaml('ratelimit: {redis: {nodes: [nohost]}}\n'), ['ratelimit.redis.nodes[0]: invalid address "nohost" (expected host:port)']);
     assertErrors(fromYaml('ratelimit: {redis: {cluster: true}}\n'), ['ratelimit.redis.cluster: unknown key']);
+    // Credentials in a bad URL or address are never echoed.
+    const urlMessage = 'ratelimit.redis.url: must be a redis:// or rediss:// URL: host, optional port, optional /db (0-15); percent-encode "/", "?", "#" and "@" in a password';
+    assertErrors(fromYaml('ratelimit: {redis: {url: "redis://:Ab3/kQ9SECRET@127.0.0.1:6379"}}\n'), [urlMessage]);
+    assertErrors(fromYaml('ratelimit: {redis: {url: "redis://user:SECRETPASS@[::1"}}\n'), [urlMessage]);
+    assertErrors(fromYaml('ratelimit: {redis: {url: "http://127.0.0.1:6379"}}\n'), [urlMessage]);
+    assert.equal(ok(fromYaml('ratelimit: {redis: {url: "rediss://user:p%2Fw@cache.internal:6380/2"}}\n')).ratelimit.redis.url, 'rediss://user:p%2Fw@cache.internal:6380/2');
+    assertErrors(fromYaml('ratelimit: {redis: {nodes: ["redis://:NODEPASS@10.0.0.1:7000", ":NODEPASS2@10.0.0.2:7000"]}}\n'), [
+      'ratelimit.redis.nodes[0]: invalid address "…@10.0.0.1:7000" (expected host:port, not a URL)',
+      'ratelimit.redis.nodes[1]: invalid address "…@10.0.0.2:7000" (invalid host)',
+    ]);
     const config = ok(fromEnv({ TOLLGATE_RATELIMIT__BACKEND: 'redis', TOLLGATE_RATELIMIT__REDIS__URL: 'redis://10.0.0.9:6379' }));
     assert.equal(config.ratelimit.backend, 'redis');
     assert.equal(config.ratelimit.redis.url, 'redis://10.0.0.9:6379');

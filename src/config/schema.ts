@@ -4,7 +4,7 @@
 //
 // Every object is closed (unknown keys fail boot) and carries `default: {}` so that Ajv's
 // useDefaults fills a missing section and then the defaults of its keys. Two custom
-// formats are registered by the loader: `host-port` (see address.ts) and `ip-or-cidr`.
+// formats are registered by the loader: `host-port`, `redis-url` (see address.ts) and `ip-or-cidr`.
 // `x-message` is an annotation the loader uses as the error text of a failed `pattern`.
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
@@ -261,7 +261,7 @@ const RateLimitConfigSchema = section(
     redis: section(
       {
         mode: stringEnum(['single', 'cluster', 'sentinel'] as const, 'single', 'Redis topology.'),
-        url: Type.String({ minLength: 1, default: 'redis://127.0.0.1:6379', description: 'single mode: redis:// or rediss:// URL.' }),
+        url: Type.String({ format: 'redis-url', default: 'redis://127.0.0.1:6379', description: 'single mode: redis:// or rediss:// URL.' }),
         nodes: Type.Array(Type.String({ format: 'host-port' }), { default: [], description: 'cluster mode: seed nodes (host:port).' }),
         sentinels: Type.Array(Type.String({ format: 'host-port' }), { default: [], description: 'sentinel mode: sentinel addresses (host:port).' }),
         master_name: Type.Optional(Type.String({ minLength: 1, description: 'sentinel mode: name of the monitored master.' })),

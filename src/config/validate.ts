@@ -4,7 +4,7 @@
 // never hold secrets (addresses, CIDRs, enums); admin keys are never echoed.
 
 import { Ajv, type ErrorObject } from 'ajv';
-import { isIpOrCidr, parseAddr } from './address.ts';
+import { isIpOrCidr, isRedisUrl, parseAddr } from './address.ts';
 import { ConfigSchema, MAX_URL_REWRITE_PATTERN, type GatewayConfig } from './schema.ts';
 
 /** Headers that carry caller credentials: never accepted as a request id source. */
@@ -31,6 +31,7 @@ ajv.addFormat('host-port', {
   },
 });
 ajv.addFormat('ip-or-cidr', { type: 'string', validate: isIpOrCidr });
+ajv.addFormat('redis-url', { type: 'string', validate: isRedisUrl });
 const validateSchema = ajv.compile(ConfigSchema);
 
 type Json = Record<string, unknown>;
@@ -98,6 +99,10 @@ function message(err: ErrorObject): string {
         }
       }
       if (err.params.format === 'ip-or-cidr') return `invalid IP address or CIDR ${show(err.data)}`;
+      // Never echoed: the URL may carry a password.
+      if (err.params.format === 'redis-url') {
+        return 'must be a redis:// or rediss:// URL: host, optional port, optional /db (0-15); percent-encode "/", "?", "#" and "@" in a password';
+      }
       return `invalid ${String(err.params.format)} ${show(err.data)}`;
     default:
       return err.message ?? 'is invalid';
