@@ -11,7 +11,17 @@ import { passthroughError, type PassthroughError } from './errors.ts';
 import { sourceAllowed } from './source-cidrs.ts';
 
 export type AuthOutcome =
-  | { readonly ok: true; readonly key: ApiKeyEntry; readonly anonymous: boolean }
+  | {
+      readonly ok: true;
+      readonly key: ApiKeyEntry;
+      readonly anonymous: boolean;
+      /**
+       * gateway_key: the header that carried the gateway key (`authorization` or `x-api-key`),
+       * never relayed upstream, even when forward_client_headers names it (that relays the
+       * caller's own upstream credential). header_key routes follow their auth_header_name rule.
+       */
+      readonly credentialHeader: string | undefined;
+    }
   | { readonly ok: false; readonly error: PassthroughError; readonly key: ApiKeyEntry | undefined };
 
 function single(v: string | string[] | undefined): string | undefined {
@@ -32,13 +42,19 @@ function bearer(value: string | undefined): string | undefined {
  * order. Both are tried: a caller may send its own upstream token in Authorization (relayed when
  * the route names it) and the gateway key in x-api-key.
  */
-function gatewayKeys(headers: IncomingHttpHeaders): string[] {
-  const out: string[] = [];
+function gatewayKeys(headers: IncomingHttpHeaders): Presented[] {
+  const out: Presented[] = [];
   const fromBearer = bearer(headers.authorization);
-  if (fromBearer !== undefined) out.push(fromBearer);
+  if (fromBearer !== undefined) out.push({ header: 'authorization', key: fromBearer });
   const x = single(headers['x-api-key'])?.trim();
-  if (x !== undefined && x !== '' && x !== fromBearer) out.push(x);
+  if (x !== undefined && x !== '' && x !== fromBearer) out.push({ header: 'x-api-key', key: x });
   return out;
+}
+
+/** A key presented by the caller, and the header it came in. */
+interface Presented {
+  readonly header: string;
+  readonly key: string;
 }
 
 /** header_key: the named header's value, a `Bearer ` scheme tolerated. */
@@ -65,14 +81,15 @@ export function authenticateRoute(
     return { ok: false, key: undefined, error: passthroughError('ip_restricted', 'your client IP is not allowed to access this route') };
   }
   let key: ApiKeyEntry | undefined;
+  let credentialHeader: string | undefined;
   if (route.authMode === 'anonymous') {
     key = route.anonymousKeyId === undefined ? undefined : routes.keysById.get(route.anonymousKeyId);
     if (key === undefined) return { ok: false, key, error: passthroughError('invalid_api_key', 'the route\'s anonymous principal does not exist') };
   } else {
-    let presented: string[];
+    let presented: Presented[];
     if (route.authMode === 'header_key') {
       const k = headerKey(headers, route.authHeader!);
-      presented = k === undefined ? [] : [k];
+      presented = k === undefined ? [] : [{ header: route.authHeader!, key: k }];
     } else {
       presented = gatewayKeys(headers);
     }
@@ -83,8 +100,11 @@ export function authenticateRoute(
       return { ok: false, key, error: passthroughError('missing_api_key', message) };
     }
     for (const p of presented) {
-      key = snapshot.apiKeysByHash.get(hashKey(p));
-      if (key !== undefined) break;
+      key = snapshot.apiKeysByHash.get(hashKey(p.key));
+      if (key !== undefined) {
+        if (route.authMode === 'gateway_key') credentialHeader = p.header;
+        break;
+      }
     }
     if (key === undefined) return { ok: false, key, error: passthroughError('invalid_api_key', 'Invalid API key') };
   }
@@ -94,5 +114,5 @@ export function authenticateRoute(
   if (!grants.some((g) => globMatches(g, route.name))) {
     return { ok: false, key, error: passthroughError('route_access_forbidden', `API key is not allowed to use passthrough route ${JSON.stringify(route.name)}`) };
   }
-  return { ok: true, key, anonymous: route.authMode === 'anonymous' };
+  return { ok: true, key, anonymous: route.authMode === 'anonymous', credentialHeader };
 }

@@ -194,7 +194,7 @@ async function run(
   if (ctx.clientDisconnected) return;
 
   // dispatch: one attempt.
-  const outHeaders = upstreamRequestHeaders(route.headers, ctx.req.rawHeaders, ctx.requestId);
+  const outHeaders = upstreamRequestHeaders(route.headers, ctx.req.rawHeaders, ctx.requestId, auth.credentialHeader);
   if (body.length > 0 || headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) {
     outHeaders['content-length'] = body.length;
   }

@@ -123,14 +123,20 @@ function connectionTokens(rawHeaders: readonly string[]): Set<string> | undefine
 
 /**
  * The upstream request headers: the caller's relayed headers (repeated ones kept), the injected
- * credentials, and the gateway request id.
+ * credentials, and the gateway request id. `credentialHeader`, the header that carried this
+ * request's gateway key, is never relayed, whatever forward_client_headers says.
  */
-export function upstreamRequestHeaders(policy: RequestHeaderPolicy, rawHeaders: readonly string[], requestId: string): OutgoingHttpHeaders {
+export function upstreamRequestHeaders(
+  policy: RequestHeaderPolicy,
+  rawHeaders: readonly string[],
+  requestId: string,
+  credentialHeader?: string,
+): OutgoingHttpHeaders {
   const out: Record<string, string | string[]> = {};
   const hopByHop = connectionTokens(rawHeaders);
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i].toLowerCase();
-    if (!policy.relays(name) || hopByHop?.has(name) === true) continue;
+    if (!policy.relays(name) || hopByHop?.has(name) === true || name === credentialHeader) continue;
     const value = rawHeaders[i + 1];
     const prev = out[name];
     if (prev === undefined) out[name] = value;

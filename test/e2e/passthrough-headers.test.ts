@@ -99,6 +99,11 @@ test('naming authorization relays the caller credential in place of the injected
   assert.equal(up['x-api-key'], undefined);
 });
 
+test('naming authorization never relays the gateway key itself, when the caller authenticated with it there', async () => {
+  const { up } = await seen('/own-auth/x', { authorization: `Bearer ${KEY}` });
+  assert.equal(up.authorization, `Bearer ${OPENAI_SECRET}`, 'the injected credential, not the gateway key');
+});
+
 test('credential and trace headers need exact names: globs do not relay them', async () => {
   const { up } = await seen('/named/x', {
     authorization: `Bearer ${KEY}`, cookie: 's=1', traceparent: TRACEPARENT, tracestate: 'v=1', 'proxy-authorization': 'Basic x', 'x-api-key': 'vendor-key',
