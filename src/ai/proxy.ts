@@ -116,15 +116,21 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
         }
       }
       options.metrics.inFlight.dec();
-      // Charge the reported tokens and give concurrency slots back, once, whatever happened.
-      ctx.limits?.release(ctx.usage);
-      let time: string | undefined;
-      if (ctx.operation !== undefined) {
-        const event = usageEventFrom(ctx);
-        time = event.occurred_at;
-        options.usage.emit(event, usageRequest(ctx));
+      // An exception here would be uncaught (an event handler) and end the process: whatever
+      // a request carried, it costs at most its own records.
+      try {
+        // Charge the reported tokens and give concurrency slots back, once, whatever happened.
+        ctx.limits?.release(ctx.usage);
+        let time: string | undefined;
+        if (ctx.operation !== undefined) {
+          const event = usageEventFrom(ctx);
+          time = event.occurred_at;
+          options.usage.emit(event, usageRequest(ctx));
+        }
+        reportRequest(ctx, sinks, time);
+      } catch (err) {
+        options.logger.error({ request_id: ctx.requestId, err: err instanceof Error ? err.message : String(err) }, 'request finalize failed');
       }
-      reportRequest(ctx, sinks, time);
     });
     // Spec 3 rule 4: the rewrite runs first; the host stage, typed routes and path stage all see its result.
     const url = rewriteUrl === undefined ? (req.url ?? '/') : rewriteUrl(req.url ?? '/');

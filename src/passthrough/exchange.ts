@@ -40,6 +40,8 @@ export class PassthroughExchange {
   private readonly pending: Promise<void>[] = [];
   private readonly releases: Array<(outcome: FinalOutcome) => void> = [];
   private finalized = false;
+  /** Reports an exception of a usage emission that waited for pending work (set by the handler). */
+  onFinalizeError: (err: unknown) => void = () => {};
   private endHandler: ((failure: ResponseFailure) => void) | undefined = undefined;
   private pendingEnd: ResponseFailure | undefined = undefined;
 
@@ -168,6 +170,6 @@ export class PassthroughExchange {
       }, new Date()), usageRequest(this.ctx, this.route.authHeader));
     };
     if (this.pending.length === 0) emit();
-    else void Promise.all(this.pending).then(emit, emit);
+    else void Promise.all(this.pending).then(emit, emit).catch(this.onFinalizeError);
   }
 }

@@ -11,6 +11,7 @@ import type { RequestContext } from '../http/context.ts';
 import { readBody } from '../http/body.ts';
 import { callUpstream } from '../http/upstream.ts';
 import type { UsageSink } from '../observability/usage-events.ts';
+import type { Logger } from '../observability/logger.ts';
 import type { Snapshot } from '../snapshot/snapshot.ts';
 import { authenticateRoute } from './authenticate.ts';
 import { boundedIdentity } from './client-identity.ts';
@@ -37,6 +38,8 @@ export interface PassthroughOptions {
   readonly upstream: { readonly timeoutMs: number; readonly streamTimeoutMs: number; readonly connectTimeoutMs: number };
   /** Admit checks and response filters (limits, budgets, guardrails); none by default. */
   readonly passthroughHooks?: PassthroughHooks;
+  /** Where a failed finalize is reported (it never ends the process). */
+  readonly logger?: Pick<Logger, 'error'>;
 }
 
 /** Metrics and access-log label of every pass-through request (a template, not the raw path). */
@@ -105,7 +108,19 @@ function start(ctx: RequestContext, options: PassthroughOptions, snapshot: Snaps
     ctx.providerKeyId = credential.providerKeyId;
     ctx.providerKeyName = credential.providerKeyName;
   }
-  ctx.res.once('close', () => x.finalize());
+  // An exception in finalize would be uncaught (an event handler, or a promise callback) and end
+  // the process: whatever a request carried, it costs at most its own records.
+  const finalizeFailed = (err: unknown): void => {
+    options.logger?.error({ request_id: ctx.requestId, err: err instanceof Error ? err.message : String(err) }, 'request finalize failed');
+  };
+  x.onFinalizeError = finalizeFailed;
+  ctx.res.once('close', () => {
+    try {
+      x.finalize();
+    } catch (err) {
+      finalizeFailed(err);
+    }
+  });
   run(x, options, snapshot, routes, match, target).catch((err: unknown) => {
     if (ctx.res.headersSent) {
       x.record(500, 'internal', err instanceof Error ? err.message : String(err));

@@ -12,15 +12,15 @@ export interface TokenCounts {
   reasoning?: number;
 }
 
+import { tokenCount } from '../lib/token-count.ts';
+
 type Obj = Record<string, unknown>;
 
 export function isObject(v: unknown): v is Obj {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-function count(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : undefined;
-}
+const count = tokenCount;
 
 function nested(o: Obj, outer: string, inner: string): number | undefined {
   const n = o[outer];

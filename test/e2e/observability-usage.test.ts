@@ -248,6 +248,23 @@ for (const endpoint of ['chat', 'messages'] as const) {
       assert.equal(usage.billable, false);
     });
 
+    test('an upstream usage report with unusable counts is recorded as none, and the gateway keeps serving', async () => {
+      const bad: Turn = { text: 'odd usage', usage: { input: 'a' as unknown as number, output: -1 } };
+      for (const stream of [false, true]) {
+        mock.setFallback(replyFor(bad));
+        const r = await send(endpoint, { stream });
+        assert.equal(r.status, 200);
+        const { usage } = await observe(r.id);
+        // Anthropic reports count a missing part as 0; an OpenAI report without counts has none.
+        const none = endpoint === 'chat' ? null : 0;
+        assert.equal(usage.prompt_tokens, none, `stream ${stream}`);
+        assert.equal(usage.completion_tokens, none, `stream ${stream}`);
+      }
+      mock.setFallback(replyFor(TURN));
+      assert.equal((await send(endpoint)).status, 200, 'the gateway still serves');
+      assert.equal((await fetch(`${gw.metricsUrl}/metrics`)).status, 200);
+    });
+
     test('in-stream rate-limit error keeps its 4xx: 429, upstream_in_band', async () => {
       const error = endpoint === 'chat'
         ? { sse: [openAIFrames(TURN, 'oa-up')[0], { error: { message: 'slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded' } }], done: false }

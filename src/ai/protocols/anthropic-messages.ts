@@ -3,6 +3,7 @@
 // `{type:"error"}` envelope, and reading usage and errors from Messages bodies.
 import { ERROR_CODES, GatewayError } from '../../lib/errors.ts';
 import { findTopLevelMember } from '../../lib/json-scan.ts';
+import { tokenCount } from '../../lib/token-count.ts';
 import type { CanonicalUsage } from './canonical.ts';
 
 export type { CanonicalUsage };
@@ -193,7 +194,7 @@ export function anthropicStreamErrorFrame(err: GatewayError): string {
  */
 export function anthropicUsageToCanonical(u: AnthropicUsage | undefined): CanonicalUsage | undefined {
   if (u === undefined || u === null) return undefined;
-  const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+  const num = tokenCount;
   const read = num(u.cache_read_input_tokens);
   const write = num(u.cache_creation_input_tokens);
   const prompt = (num(u.input_tokens) ?? 0) + (read ?? 0) + (write ?? 0);
