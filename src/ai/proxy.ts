@@ -166,6 +166,11 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
 
 /** Answer with an error in the route's envelope (or end a started response). */
 function fail(ctx: RequestContext, codec: CallerCodec, err: unknown): void {
+  if (!isGatewayError(err) && isStackOverflow(err) && ctx.upstreamSentMs === undefined) {
+    // JSON.parse takes any depth; re-serialising or translating a body nested thousands deep
+    // overflows the stack. Before anything went upstream, that depth can only be the caller's.
+    err = new GatewayError('invalid_request', 'the request JSON is nested too deeply', { publicCode: null });
+  }
   const e = isGatewayError(err) ? err : new GatewayError('internal_error', 'internal gateway error', { cause: err });
   if (!isGatewayError(err)) ctx.fail('internal', err instanceof Error ? err.message : String(err));
   else ctx.fail(e.code, e.message);
@@ -174,6 +179,10 @@ function fail(ctx: RequestContext, codec: CallerCodec, err: unknown): void {
     return;
   }
   sendJson(ctx, e.status, codec.errorBody(e), e.headers);
+}
+
+function isStackOverflow(err: unknown): boolean {
+  return err instanceof RangeError && err.message.includes('call stack');
 }
 
 /** Team and user of an API key by id, for the team_name / user_name metric labels (one map per snapshot). */

@@ -270,3 +270,16 @@ test('max_tokens is unchanged for gpt-4o', async () => {
   assert.equal(up.max_tokens, 50);
   assert.equal('max_completion_tokens' in up, false);
 });
+
+test('a body nested thousands of levels deep is 400, not a 500, and nothing goes upstream', async () => {
+  const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+  const res = await fetch(`${gw.proxyUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}` },
+    body: `{"model":"fast","messages":[{"role":"user","content":"hi"}],"metadata":{"x":${deep}}}`,
+  });
+  const text = await res.text();
+  assert.equal(res.status, 400, text);
+  assert.deepEqual(JSON.parse(text).error, { message: 'the request JSON is nested too deeply', type: 'invalid_request_error', param: null, code: null });
+  assert.equal(mock.requests.length, 0);
+});
