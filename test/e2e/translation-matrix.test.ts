@@ -332,6 +332,13 @@ for (const caller of CALLERS) {
 }
 
 describe('delivery rules on the translated path', () => {
+  it('a system message of 300,000 text parts reaches an Anthropic upstream as that many system blocks', async () => {
+    mock.setFallback(replyFor(TEXT_TURN));
+    const parts = Array.from({ length: 300_000 }, () => ({ type: 'text', text: 'a' }));
+    await openai.chat.completions.create({ model: 'm-anthropic', messages: [{ role: 'system', content: parts }, { role: 'user', content: 'x' }] } as any);
+    assert.equal(mock.requests.at(-1)!.json.system.length, 300_000);
+  });
+
   it('reasoning_effort becomes a thinking budget, with max_tokens = budget + 4096 when the caller set none', async () => {
     mock.setFallback(replyFor(TEXT_TURN));
     await openai.chat.completions.create({ model: 'm-anthropic', messages: [{ role: 'user', content: 'think hard' }], reasoning_effort: 'high' } as any);

@@ -115,7 +115,7 @@ function userTurn(content: ContentBlock[], i: number, out: Obj[]): void {
         parts.push(imagePart(b.source, path));
         break;
       case 'document':
-        parts.push(...documentParts(b, path));
+        for (const part of documentParts(b, path)) parts.push(part);
         break;
       case 'tool_result':
         // Chat requires tool messages right after the assistant turn that called the tools.

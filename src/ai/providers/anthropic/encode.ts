@@ -186,7 +186,8 @@ function encodeMessages(messages: unknown): { system: string | Json[] | undefine
   const push = (role: Turn['role'], blocks: Json[]): void => {
     if (blocks.length === 0) return;
     const last = turns[turns.length - 1];
-    if (last !== undefined && last.role === role) last.content.push(...blocks);
+    // A loop, not push(...blocks): a spread of some 100k parts overflows the stack.
+    if (last !== undefined && last.role === role) for (const block of blocks) last.content.push(block);
     else turns.push({ role, content: blocks });
   };
   for (let i = 0; i < messages.length; i++) {
@@ -197,7 +198,7 @@ function encodeMessages(messages: unknown): { system: string | Json[] | undefine
       case 'developer': {
         const blocks = contentBlocks(m.content, `messages[${i}].content`);
         if (blocks.length === 0) break;
-        systemBlocks.push(...blocks);
+        for (const block of blocks) systemBlocks.push(block);
         systemTexts.push(blocks.map((b) => (typeof b.text === 'string' ? b.text : '')).join(''));
         break;
       }
