@@ -14,6 +14,12 @@ test('answers deterministically, echoing the last user message', () => {
   assert.equal(msg, 'Mock reply from Tollgate. You said: hello there');
 });
 
+test('a text part whose text is not a string is skipped, never converted (it may not convert)', () => {
+  const body = { model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: { toString: 1 } }, { type: 'text', text: 'ok' }] }] };
+  const reply = mockAdapter.local!.chat(body, 'mock-1');
+  assert.equal(loose(reply).body.choices[0].message.content, 'Mock reply from Tollgate. You said: ok');
+});
+
 test('streams the same text word by word, with usage only when asked', () => {
   const body = { model: 'm', stream: true, messages: [{ role: 'user', content: 'one two' }] };
   const r = mockAdapter.local!.chat(body, 'mock-1');

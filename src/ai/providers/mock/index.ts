@@ -7,7 +7,11 @@ function text(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .map((p) => (p !== null && typeof p === 'object' && (p as Record<string, unknown>).type === 'text' ? String((p as Record<string, unknown>).text ?? '') : ''))
+      .map((p) => {
+        // Caller JSON: only a string is text (String() of an object can throw).
+        const t = p !== null && typeof p === 'object' && (p as Record<string, unknown>).type === 'text' ? (p as Record<string, unknown>).text : undefined;
+        return typeof t === 'string' ? t : '';
+      })
       .join('');
   }
   return '';
