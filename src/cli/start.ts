@@ -72,7 +72,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   const listeners: Listener[] = [];
   const closing = (): boolean => lifecycle.draining;
   try {
-    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, handler: createProxyHandler({ ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } }) }));
+    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler({ ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } }) }));
     const prom = config.observability.metrics.prometheus;
     if (prom.enabled) {
       const status = (): ConfigStatus => ({

@@ -77,6 +77,7 @@ const ProxySchema = section(
       default: 33_554_432,
       description: 'Largest accepted request body in bytes; larger bodies get 413. 0 = no cap.',
     }),
+    request_timeout_ms: millis(300_000, 'Time allowed to receive a whole request (head and body) from the caller; a slower one gets 408 and its connection is closed. 0 = off.'),
     request_id: section(
       {
         accept_headers: Type.Array(headerName('Header name.'), {

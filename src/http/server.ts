@@ -22,12 +22,21 @@ export interface ListenOptions {
   handler: RequestHandler;
   /** Answer with `Connection: close` once true, so keep-alive clients move on while draining. */
   closing?: () => boolean;
+  /** Time allowed to receive a whole request, body included (0 = off): a stalled body must not hold a connection. */
+  requestTimeoutMs?: number;
 }
 
 export async function listen(options: ListenOptions): Promise<Listener> {
   let inFlight = 0;
   let idleWaiter: (() => void) | undefined;
-  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 66_000, requestTimeout: 0 }, (req, res) => {
+  const requestTimeout = options.requestTimeoutMs ?? 0;
+  const server = http.createServer({
+    keepAliveTimeout: 65_000,
+    headersTimeout: requestTimeout > 0 ? Math.min(66_000, requestTimeout) : 66_000,
+    requestTimeout,
+    // How often Node checks for expired requests: a timeout is enforced within this much.
+    connectionsCheckingInterval: requestTimeout > 0 ? Math.min(30_000, Math.max(100, Math.floor(requestTimeout / 4))) : 30_000,
+  }, (req, res) => {
     inFlight++;
     res.once('close', () => {
       inFlight--;

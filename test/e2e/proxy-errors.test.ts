@@ -14,6 +14,7 @@ const CALLER_KEY = 'sk-e2e-errors-caller-8d2e';
 const UPSTREAM_SECRET = 'sk-upstream-secret';
 const BODY_LIMIT = 2048;
 const TIMEOUT_MS = 600;
+const REQUEST_TIMEOUT_MS = 1200;
 
 let mock: MockUpstream;
 let gw: Gateway;
@@ -30,7 +31,7 @@ async function closedPort(): Promise<number> {
 
 useProxyFixture({
   config: {
-    proxy: { request_body_limit_bytes: BODY_LIMIT },
+    proxy: { request_body_limit_bytes: BODY_LIMIT, request_timeout_ms: REQUEST_TIMEOUT_MS },
     // One attempt per request: these tests pin single-attempt outcomes (retries: test/e2e/routing-*.test.ts).
     upstream: { timeout_ms: TIMEOUT_MS, connect_timeout_ms: 2000, retries: 0 },
   },
@@ -150,6 +151,28 @@ test('a chunked body (no content-length) over the limit is 413 too', async () =>
   });
   assert.equal(status, 413, text);
   assert.equal(JSON.parse(text).error.code, 'request_too_large');
+  assert.equal(mock.requests.length, 0);
+});
+
+test('a caller that stalls mid-body gets 408 once proxy.request_timeout_ms has passed, and the connection closes', async () => {
+  const url = new URL(gw.proxyUrl);
+  const started = Date.now();
+  const { status, closed } = await new Promise<{ status: number; closed: boolean }>((resolve) => {
+    const socket = net.connect(Number(url.port), url.hostname, () => {
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${CALLER_KEY}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":`);
+    });
+    let head = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (head += d));
+    socket.on('close', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), closed: true }));
+    socket.setTimeout(REQUEST_TIMEOUT_MS * 5, () => {
+      socket.destroy();
+      resolve({ status: 0, closed: false });
+    });
+  });
+  assert.equal(closed, true, 'the gateway closed the connection');
+  assert.equal(status, 408);
+  assert.ok(Date.now() - started >= REQUEST_TIMEOUT_MS, 'not before the timeout');
   assert.equal(mock.requests.length, 0);
 });
 
