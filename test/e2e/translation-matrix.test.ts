@@ -395,6 +395,21 @@ describe('delivery rules on the translated path', () => {
     assert.match(text, /event: error\ndata: .*Overloaded/);
     assert.doesNotMatch(text, /\[DONE\]/);
   });
+
+  it('an Anthropic stream the gateway cannot read ends an OpenAI caller\'s stream with type upstream_error, code upstream_decode', async () => {
+    mock.setFallback({ sse: ['event: message_start\ndata: not json at all\n\n'], done: false });
+    const res = await fetch(`${gw.proxyUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}` },
+      body: JSON.stringify({ model: 'm-anthropic', messages: [{ role: 'user', content: 'go' }], stream: true }),
+    });
+    const text = await res.text();
+    const data = /event: error\ndata: (.*)/.exec(text)?.[1];
+    assert.ok(data, text);
+    const error = JSON.parse(data).error;
+    assert.equal(error.type, 'upstream_error');
+    assert.equal(error.code, 'upstream_decode');
+  });
 });
 
 describe('count_tokens', () => {

@@ -57,7 +57,10 @@ export class TranslatingRelay implements NativeRelay {
     const error = this.decoder.error;
     if (error !== undefined) {
       this.inBandError = true;
-      out += this.codec.streamErrorFrame(new GatewayError('upstream_error', error.message, { type: error.type }));
+      // A stream the decoder cannot read is the gateway's upstream_decode; anything else is the
+      // upstream's own error event, with its own type.
+      const err = error.type === 'upstream_decode' ? new GatewayError('upstream_decode', error.message) : new GatewayError('upstream_error', error.message, { type: error.type });
+      out += this.codec.streamErrorFrame(err);
     }
     return out;
   }
