@@ -41,6 +41,7 @@ test('rejects malformed bodies with precise messages', () => {
   rejects({ model: 'm' }, 400, 'messages', /'messages'/);
   rejects({ model: 'm', messages: ['hi'] }, 400, 'messages[0]', /must be an object/);
   rejects({ model: 'm', messages: [], stream: 'yes' }, 400, 'stream', /boolean/);
+  for (const bad of [null, 'x', [1, 2]]) rejects({ model: 'm', messages: [], stream_options: bad }, 400, 'stream_options', /must be an object/);
 });
 
 test('reads upstream error envelopes, tolerating shapes', () => {

@@ -57,7 +57,7 @@ export function parseChatRequest(raw: Buffer): ChatRequest {
     }
   }
   if (req.stream !== undefined && typeof req.stream !== 'boolean') throw invalid("'stream' must be a boolean", 'stream');
-  if (req.stream_options !== undefined && (req.stream_options === null || typeof req.stream_options !== 'object')) {
+  if (req.stream_options !== undefined && (req.stream_options === null || typeof req.stream_options !== 'object' || Array.isArray(req.stream_options))) {
     throw invalid("'stream_options' must be an object", 'stream_options');
   }
   return req as ChatRequest;
