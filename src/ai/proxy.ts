@@ -53,6 +53,8 @@ export interface ProxyOptions {
   passthroughHooks?: PassthroughHooks;
   /** `proxy.url_rewrites`, compiled; applied to the request target before any route matching. */
   rewriteUrl?: UrlRewriter;
+  /** `proxy.request_timeout_ms` (0 = none): a request still arriving after it was cut by the listener (408). */
+  requestTimeoutMs?: number;
 }
 
 type Handler = (ctx: RequestContext, options: ProxyOptions) => Promise<void> | void;
@@ -110,7 +112,11 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
         // failure's status; otherwise the client left first.
         const cutByGateway = ctx.errorKind !== undefined;
         ctx.clientGone();
-        if (!cutByGateway) {
+        if (!cutByGateway && requestTimedOut(ctx, options.requestTimeoutMs ?? 0)) {
+          // The listener answered 408 and closed the connection: the request never arrived whole.
+          ctx.status = 408;
+          ctx.fail('request_timeout', `request not received within ${options.requestTimeoutMs} ms`);
+        } else if (!cutByGateway) {
           ctx.status = 499;
           ctx.fail('client_disconnected', 'client disconnected before the response finished');
         }
@@ -179,6 +185,11 @@ function fail(ctx: RequestContext, codec: CallerCodec, err: unknown): void {
     return;
   }
   sendJson(ctx, e.status, codec.errorBody(e), e.headers);
+}
+
+/** Whether the listener's request timeout ended this request: its body was still arriving past it. */
+function requestTimedOut(ctx: RequestContext, timeoutMs: number): boolean {
+  return timeoutMs > 0 && !ctx.req.complete && ctx.elapsedMs() >= timeoutMs;
 }
 
 function isStackOverflow(err: unknown): boolean {

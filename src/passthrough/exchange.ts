@@ -138,7 +138,8 @@ export class PassthroughExchange {
     if (this.finalized) return;
     this.finalized = true;
     this.endHandler = undefined;
-    if (this.ctx.clientDisconnected) this.record(499, 'client_disconnected', 'client disconnected before the response finished');
+    if (this.ctx.errorKind === 'request_timeout') this.record(408, 'request_timeout', this.ctx.errorMessage ?? 'request timed out');
+    else if (this.ctx.clientDisconnected) this.record(499, 'client_disconnected', 'client disconnected before the response finished');
     const emit = (): void => {
       const inBand = this.tap?.inBandError;
       if (inBand !== undefined && this.endStatus === undefined) this.fail('upstream_in_band', IN_BAND_MESSAGE);

@@ -3,6 +3,7 @@
 // client is a trusted proxy and names the client in X-Forwarded-For.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
@@ -16,7 +17,7 @@ let gw: Gateway;
 
 useProxyFixture({
   config: {
-    proxy: { real_ip: { trusted_proxies: ['127.0.0.1', '::1'], header: 'x-forwarded-for' } },
+    proxy: { real_ip: { trusted_proxies: ['127.0.0.1', '::1'], header: 'x-forwarded-for' }, request_timeout_ms: 1200 },
     // The byok route's key header is listed too: it must still never be captured.
     observability: { usage_event: { request_headers: ['x-gw-key', 'x-team'] } },
   },
@@ -158,4 +159,23 @@ test('an inject route names its provider key in the metrics, as in its usage row
   const line = text.split('\n').find((l) => l.startsWith('tollgate_proxy_requests_total{') && l.includes('provider="files"'));
   assert.ok(line, 'a proxy_requests_total series for the files route');
   assert.match(line, new RegExp(`provider_key_id="${pk}"`));
+});
+
+test('a caller that stalls mid-body on a route gets 408; its usage row and access line say 408 request_timeout', async () => {
+  const url = new URL(gw.proxyUrl);
+  const status = await new Promise<number>((resolve) => {
+    let head = '';
+    const socket = net.connect(Number(url.port), url.hostname, () => {
+      socket.write(`POST /passthrough/files/x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEYS.all}\r\nX-Tollgate-Request-Id: e2e-pt-stalled\r\nContent-Length: 100\r\n\r\n{`);
+    });
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (head += d));
+    socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0)));
+  });
+  assert.equal(status, 408);
+  const usage = await usageOf(gw, 'e2e-pt-stalled');
+  assert.equal(usage.status, 408);
+  assert.equal(usage.error_class, 'request_timeout');
+  const [access] = await waitForLines(gw, 'access', (l) => l.request_id === 'e2e-pt-stalled');
+  assert.equal(access.status, 408);
 });

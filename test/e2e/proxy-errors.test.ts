@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
+import { waitForLines } from '../harness/log-lines.ts';
 
 const CALLER_KEY = 'sk-e2e-errors-caller-8d2e';
 const UPSTREAM_SECRET = 'sk-upstream-secret';
@@ -159,7 +160,7 @@ test('a caller that stalls mid-body gets 408 once proxy.request_timeout_ms has p
   const started = Date.now();
   const { status, closed } = await new Promise<{ status: number; closed: boolean }>((resolve) => {
     const socket = net.connect(Number(url.port), url.hostname, () => {
-      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${CALLER_KEY}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":`);
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${CALLER_KEY}\r\nContent-Type: application/json\r\nX-Tollgate-Request-Id: e2e-stalled-body\r\nContent-Length: 1000\r\n\r\n{"model":`);
     });
     let head = '';
     socket.setEncoding('utf8');
@@ -174,6 +175,10 @@ test('a caller that stalls mid-body gets 408 once proxy.request_timeout_ms has p
   assert.equal(status, 408);
   assert.ok(Date.now() - started >= REQUEST_TIMEOUT_MS, 'not before the timeout');
   assert.equal(mock.requests.length, 0);
+  // Recorded as what the caller got: the gateway's 408, not a caller that left (499).
+  const [access] = await waitForLines(gw, 'access', (l) => l.request_id === 'e2e-stalled-body');
+  assert.equal(access.status, 408);
+  assert.equal(access.error_kind, 'request_timeout');
 });
 
 test('a body exactly at the limit is accepted', async () => {
