@@ -276,6 +276,14 @@ ratelimit:
     }
   });
 
+  test('an unquoted secret that YAML reads as an alias or a block scalar header is never quoted back', () => {
+    for (const text of ['admin: {admin_keys: [*Zq9Secret]}\n', 'admin:\n  admin_keys:\n    - |Zq9Secret\n']) {
+      const errors = errs(fromYaml(text));
+      assert.ok(errors.length >= 1, text);
+      for (const e of errors) assert.ok(!e.includes('Zq9Secret'), e);
+    }
+  });
+
   test('duplicate keys are a YAML error', () => {
     const errors = errs(fromYaml('proxy:\n  addr: 0.0.0.0:1\n  addr: 0.0.0.0:2\n'));
     assert.equal(errors.length, 1);

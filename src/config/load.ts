@@ -44,7 +44,7 @@ function readConfigFile(file: string, abs: string): { data: Json; errors: string
       data: {},
       errors: doc.errors.map((err) => {
         const { line, col } = lineCounter.linePos(err.pos[0]);
-        const msg = err.code === 'MULTIPLE_DOCS' ? 'the file must hold a single YAML document' : err.message;
+        const msg = err.code === 'MULTIPLE_DOCS' ? 'the file must hold a single YAML document' : yamlDescription(err.message);
         return `${where}: YAML syntax error at line ${line}, column ${col}: ${msg}`;
       }),
     };
@@ -53,7 +53,7 @@ function readConfigFile(file: string, abs: string): { data: Json; errors: string
   try {
     value = doc.toJS({ maxAliasCount: 100 });
   } catch (e) {
-    return { data: {}, errors: [`${where}: ${(e as Error).message}`] };
+    return { data: {}, errors: [`${where}: ${yamlDescription((e as Error).message)}`] };
   }
   if (value === null || value === undefined) return { data: {}, errors: [] };
   if (!isPlainObject(value)) return { data: {}, errors: [`${where}: top level must be a mapping of config keys`] };
@@ -109,4 +109,10 @@ export function loadConfig(opts: { file?: string; env: Record<string, string | u
     config.resources_file = resolve(base, config.resources_file);
   }
   return { ok: true, config };
+}
+
+/** A YAML error's description, without the source text the parser may quote after it (a secret, say). */
+function yamlDescription(message: string): string {
+  const cut = message.indexOf(': ');
+  return cut < 0 ? message : message.slice(0, cut);
 }

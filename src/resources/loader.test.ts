@@ -71,6 +71,13 @@ describe('file level', () => {
     assert.ok(!errors[0].includes('sk-live-123'));
   });
 
+  test('an unquoted secret that YAML reads as an alias or a block scalar header is never quoted back', () => {
+    for (const value of ['*Zq9Secret', '|Zq9Secret']) {
+      const errors = expectErrors(loadResourcesText(`_format_version: "1"\nprovider_keys:\n  - display_name: x\n    api_key: ${value}\n`, {}));
+      for (const e of errors) assert.ok(!e.includes('Zq9Secret'), e);
+    }
+  });
+
   test('duplicate mapping keys are a YAML error', () => {
     assertError(expectErrors(loadResourcesText('_format_version: "1"\nmodels: []\nmodels: []\n', {})), /^yaml: Map keys must be unique/);
   });

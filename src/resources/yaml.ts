@@ -18,8 +18,16 @@ export type YamlParse =
 
 const MAX_ALIAS_COUNT = 100;
 
+/**
+ * A YAML error without the source text the parser quotes after its description (`Unresolved
+ * alias ...: <name>`): an unquoted secret that starts with `*`, `|` or `>` would be echoed.
+ */
 function firstLine(message: string): string {
-  return message.split('\n')[0].replace(/:\s*$/, '');
+  const line = message.split('\n')[0].replace(/:\s*$/, '');
+  const at = /^(.*?)( at line \d+, column \d+)$/.exec(line);
+  const [description, position] = at === null ? [line, ''] : [at[1], at[2]];
+  const cut = description.indexOf(': ');
+  return (cut < 0 ? description : description.slice(0, cut)) + position;
 }
 
 export function parseYaml(text: string): YamlParse {
