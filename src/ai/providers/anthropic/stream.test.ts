@@ -202,6 +202,21 @@ test('ping, content_block_stop, signature deltas and unknown events emit nothing
   assert.equal(d.error, undefined);
 });
 
+test('a tool call that closes without argument text gets "{}" (a call with no arguments), once', () => {
+  const d = new AnthropicStreamDecoder(CREATED);
+  d.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'now', input: {} } }));
+  assert.deepEqual(d.push(ev({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } })), []);
+  const out = d.push(ev({ type: 'content_block_stop', index: 0 }));
+  assert.equal(out.length, 1);
+  const delta = (out[0].choices as Record<string, unknown>[])[0].delta as Record<string, unknown>;
+  assert.deepEqual(delta.tool_calls, [{ index: 0, function: { arguments: '{}' } }]);
+  assert.deepEqual(d.push(ev({ type: 'content_block_stop', index: 0 })), []);
+  // A call whose arguments arrived is left as it is.
+  d.push(ev({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_2', name: 'f', input: {} } }));
+  d.push(ev({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"a":1}' } }));
+  assert.deepEqual(d.push(ev({ type: 'content_block_stop', index: 1 })), []);
+});
+
 test('server tool blocks are not tool calls: their input deltas are ignored and do not shift indexes', () => {
   const d = new AnthropicStreamDecoder(CREATED);
   const out = [

@@ -23,6 +23,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private readonly wireUsage: AnthropicWireUsage = {};
   /** Content-block index → tool-call index, for `tool_use` blocks only (server tools are not surfaced). */
   private readonly toolIndex = new Map<number, number>();
+  /** Tool-use blocks (Anthropic index) that have sent no argument text yet. */
+  private readonly toolsWithoutArguments = new Set<number>();
 
   constructor(createdSeconds = Math.floor(Date.now() / 1000)) {
     this.created = createdSeconds;
@@ -65,6 +67,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         return this.blockStart(parsed);
       case 'content_block_delta':
         return this.blockDelta(parsed);
+      case 'content_block_stop':
+        return this.blockStop(parsed);
       case 'message_delta': {
         this.mergeUsage(parsed.usage);
         const delta = isObject(parsed.delta) ? parsed.delta : {};
@@ -83,7 +87,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         return [];
       }
       default:
-        // content_block_stop, ping and event types added later carry nothing canonical.
+        // ping and event types added later carry nothing canonical.
         return [];
     }
   }
@@ -94,6 +98,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     if (block.type === 'tool_use' && typeof parsed.index === 'number') {
       const k = this.toolIndex.size;
       this.toolIndex.set(parsed.index, k);
+      this.toolsWithoutArguments.add(parsed.index);
       return [this.chunk({ tool_calls: [{ index: k, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] }, null)];
     }
     // Text and thinking blocks open empty; their text comes as deltas.
@@ -115,12 +120,23 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case 'input_json_delta': {
         const k = typeof parsed.index === 'number' ? this.toolIndex.get(parsed.index) : undefined;
         if (k === undefined || typeof delta.partial_json !== 'string' || delta.partial_json === '') return [];
+        this.toolsWithoutArguments.delete(parsed.index as number);
         return [this.chunk({ tool_calls: [{ index: k, function: { arguments: delta.partial_json } }] }, null)];
       }
       default:
         // signature_delta, citations_delta
         return [];
     }
+  }
+
+  /**
+   * A tool-use block that closes without argument text was a call with no arguments: OpenAI sends
+   * `"{}"` for those (as the non-streaming translation does), and SDKs parse it.
+   */
+  private blockStop(parsed: Json): Record<string, unknown>[] {
+    if (typeof parsed.index !== 'number' || !this.toolsWithoutArguments.delete(parsed.index)) return [];
+    const k = this.toolIndex.get(parsed.index)!;
+    return [this.chunk({ tool_calls: [{ index: k, function: { arguments: '{}' } }] }, null)];
   }
 
   private chunk(delta: Json, finish: string | null): Json {
