@@ -176,6 +176,14 @@ test('custom tools become function tools; Anthropic-defined tools are dropped; t
   assert.equal(onlyServer.tool_choice, undefined);
 });
 
+test('metadata.user_id becomes user as is up to 64 characters, else its SHA-256 in hex (stable, 64 characters)', () => {
+  assert.equal(messagesRequestToChat(req({ metadata: { user_id: 'u'.repeat(64) } })).user, 'u'.repeat(64));
+  const long = `user_${'a'.repeat(64)}_account__session_${'b'.repeat(36)}`;
+  const user = messagesRequestToChat(req({ metadata: { user_id: long } })).user as string;
+  assert.match(user, /^[0-9a-f]{64}$/);
+  assert.equal(messagesRequestToChat(req({ metadata: { user_id: long } })).user, user);
+});
+
 test('streaming asks the upstream for usage', () => {
   const chat = messagesRequestToChat(req({ stream: true }));
   assert.equal(chat.stream, true);

@@ -8,7 +8,7 @@
 // `citations`, and block types other vendors have no counterpart for. Images inside a tool result
 // move into the user turn that follows the tool messages (chat `tool` messages carry text only).
 // A stop caused by a stop sequence cannot be told from a natural stop, so it reads `end_turn`.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { GatewayError } from '../../lib/errors.ts';
 import type { AnthropicUsage, CanonicalUsage, ContentBlock, MessagesRequest } from './anthropic-messages.ts';
 
@@ -198,7 +198,7 @@ export function messagesRequestToChat(req: MessagesRequest): Record<string, unkn
   if (typeof req.temperature === 'number') chat.temperature = req.temperature;
   if (typeof req.top_p === 'number') chat.top_p = req.top_p;
   if (Array.isArray(req.stop_sequences) && req.stop_sequences.length > 0) chat.stop = req.stop_sequences;
-  if (isObject(req.metadata) && typeof req.metadata.user_id === 'string') chat.user = req.metadata.user_id;
+  if (isObject(req.metadata) && typeof req.metadata.user_id === 'string') chat.user = chatUser(req.metadata.user_id);
   if (req.stream === true) {
     chat.stream = true;
     chat.stream_options = { include_usage: true };
@@ -311,4 +311,15 @@ export function chatResponseToMessages(chat: Record<string, unknown>, alias: str
     stop_sequence: null,
     usage: canonicalUsageToAnthropic(isObject(chat.usage) ? (chat.usage as CanonicalUsage) : undefined),
   };
+}
+
+/** Longest `user` OpenAI-family upstreams accept (OpenAI: 64 characters; some others refuse more). */
+const MAX_CHAT_USER = 64;
+
+/**
+ * `metadata.user_id` as the chat `user`: as is when it fits, else its SHA-256 (64 hex digits), so
+ * a long id (Claude Code sends ~150 characters) still attributes requests instead of a 400.
+ */
+function chatUser(userId: string): string {
+  return userId.length <= MAX_CHAT_USER ? userId : createHash('sha256').update(userId).digest('hex');
 }
