@@ -218,6 +218,19 @@ describe('model groups, endpoint-independent rules', () => {
     assert.deepEqual(rows.map((x) => x.attempt_kind), ['initial', 'retry']);
   });
 
+  it('a failure after the gateway\'s own retries tells SDKs not to retry again (x-should-retry: false); a first-attempt failure does not', async () => {
+    byModel({ 'retry-up-a': errorReplyFor(500, 'server_error', 'down') });
+    const retried = await ask('chat', 'g-retry');
+    assert.equal(retried.status, 502);
+    assert.deepEqual(calledModels(), ['retry-up-a', 'retry-up-a']);
+    assert.equal(retried.headers.get('x-should-retry'), 'false');
+    mock.reset();
+    byModel({ 'chat-nr-up-a': errorReplyFor(400, 'invalid_request_error', 'bad field') });
+    const once = await ask('chat', 'chat-g-nr');
+    assert.equal(once.status, 400);
+    assert.equal(once.headers.get('x-should-retry'), null);
+  });
+
   it('priority tiers: the higher tier serves while it is healthy; the lower only when it is exhausted', async () => {
     byModel({});
     for (let i = 0; i < 4; i++) assert.equal((await ask('chat', 'g-tier')).headers.get('x-tollgate-served-by'), 'tier-hi');

@@ -142,6 +142,10 @@ export async function dispatch(ctx: RequestContext, call: CallerRequest, resolve
       : decideNext(f, retry, { targetRetries: c.retries, retriesUsed, fallbacksUsed: ctx.fallbacks, hasNextTarget: index + 1 < list.length });
     if (decision === 'stop') {
       if (resolved.entry.kind === 'group') ctx.res.removeHeader(SERVED_BY_HEADER);
+      // The gateway already retried or failed over: an SDK retrying on top multiplies the calls
+      // (3 gateway attempts for each of 3 SDK attempts: 9 upstream calls). The OpenAI and
+      // Anthropic SDKs obey this header.
+      if (ctx.attempts > 1) ctx.res.setHeader('x-should-retry', 'false');
       ctx.fail(f.errorClass, f.status !== undefined ? `upstream returned ${f.status}` : f.error.message);
       throw f.error;
     }
