@@ -122,6 +122,9 @@ test('a type relayed from an Anthropic upstream is kept; other relayed types are
   assert.equal(anthropicErrorBody(rate).error.type, 'rate_limit_error');
   const openaiType = new GatewayError('upstream_error', 'nope', { status: 400, type: 'server_error' });
   assert.equal(anthropicErrorBody(openaiType).error.type, 'invalid_request_error');
+  // An OpenAI upstream's 401 says invalid_request_error: the status's own type wins.
+  const openai401 = new GatewayError('upstream_error', 'Incorrect API key provided', { status: 401, type: 'invalid_request_error' });
+  assert.equal(anthropicErrorBody(openai401).error.type, 'authentication_error');
 });
 
 test('the stream error frame is an SSE error event carrying the envelope', () => {

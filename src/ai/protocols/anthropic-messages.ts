@@ -176,11 +176,15 @@ export interface AnthropicErrorBody {
  * The `{type:"error"}` envelope for a gateway error. The type follows the status, except that a
  * type relayed from an Anthropic upstream is kept. A relayed type is one that overrides the
  * catalogue's type for the code: the catalogue's own types (`invalid_request_error` on a 404,
- * say) describe the OpenAI envelope and are re-derived from the status here.
+ * say) describe the OpenAI envelope and are re-derived from the status here. A relayed type is
+ * kept only where the status has no type of its own (a 5xx: `overloaded_error`, say) or agrees
+ * with it: an OpenAI upstream's `invalid_request_error` on a 401 is the status's
+ * `authentication_error` to an Anthropic caller.
  */
 export function anthropicErrorBody(err: GatewayError): AnthropicErrorBody {
-  const relayed = err.type !== ERROR_CODES[err.code].type && ANTHROPIC_ERROR_TYPES.has(err.type);
-  return { type: 'error', error: { type: relayed ? err.type : anthropicErrorType(err.status), message: err.publicMessage } };
+  const byStatus = anthropicErrorType(err.status);
+  const relayed = err.type !== ERROR_CODES[err.code].type && ANTHROPIC_ERROR_TYPES.has(err.type) && (byStatus === 'api_error' || byStatus === err.type);
+  return { type: 'error', error: { type: relayed ? err.type : byStatus, message: err.publicMessage } };
 }
 
 /** The SSE frame that ends a Messages stream which failed after its head was sent. */
