@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
@@ -218,6 +219,18 @@ test('/v1/models through the SDK', async () => {
   const ids: string[] = [];
   for await (const m of sdk(KEYS.limited).models.list()) ids.push(m.id);
   assert.deepEqual(ids, ['fast']);
+});
+
+test('/v1/models through the Anthropic SDK: the same list, in the Models API fields', async () => {
+  const client = new Anthropic({ apiKey: KEYS.all, baseURL: gw.proxyUrl, maxRetries: 0 });
+  const models = [];
+  for await (const m of client.models.list()) models.push(m);
+  assert.deepEqual(models.map((m) => m.id).sort(), ['fast', 'gpt-4o', 'openai/special']);
+  for (const m of models) {
+    assert.equal(m.type, 'model');
+    assert.equal(m.display_name, m.id);
+    assert.ok(!Number.isNaN(Date.parse(m.created_at)));
+  }
 });
 
 test('/v1/models needs a key', async () => {
