@@ -48,6 +48,8 @@ test('every malformed Messages body is a 400 naming the field', () => {
   rejects(p, { ...ok, model: undefined }, 'invalid_request', 'model', /'model' is required/);
   rejects(p, { ...ok, model: '' }, 'invalid_request', 'model', /non-empty string/);
   rejects(p, { ...ok, model: 3 }, 'invalid_request', 'model', /'model'/);
+  rejects(p, { ...ok, model: 'm'.repeat(513) }, 'invalid_request', 'model', /at most 512 characters/);
+  assert.equal(parseMessagesRequest(buf({ ...ok, model: 'm'.repeat(512) })).model.length, 512);
   rejects(p, { ...ok, max_tokens: undefined }, 'invalid_request', 'max_tokens', /'max_tokens' is required/);
   for (const mt of [0, -1, 1.5, '16', null]) rejects(p, { ...ok, max_tokens: mt }, 'invalid_request', 'max_tokens', /positive integer/);
   rejects(p, { ...ok, messages: undefined }, 'invalid_request', 'messages', /'messages'/);

@@ -5,6 +5,7 @@ import { ERROR_CODES, GatewayError } from '../../lib/errors.ts';
 import { findTopLevelMember } from '../../lib/json-scan.ts';
 import { tokenCount } from '../../lib/token-count.ts';
 import type { CanonicalUsage } from './canonical.ts';
+import { MAX_MODEL_NAME_CHARS, MODEL_TOO_LONG } from './openai-chat.ts';
 
 export type { CanonicalUsage };
 
@@ -75,6 +76,7 @@ function parseCommon(raw: Buffer, needMaxTokens: boolean): Record<string, unknow
   if (typeof body.model !== 'string' || body.model.length === 0) {
     throw invalid("'model' is required and must be a non-empty string", 'model');
   }
+  if (body.model.length > MAX_MODEL_NAME_CHARS) throw invalid(MODEL_TOO_LONG, 'model');
   if (needMaxTokens) {
     const mt = body.max_tokens;
     if (typeof mt !== 'number' || !Number.isInteger(mt) || mt < 1) {

@@ -38,6 +38,8 @@ test('rejects malformed bodies with precise messages', () => {
   rejects([1, 2], 400, null, /JSON object/);
   rejects({ messages: [] }, 400, 'model', /'model' is required/);
   rejects({ model: '', messages: [] }, 400, 'model', /'model'/);
+  // The name is echoed and recorded with the request: a 10 MB one is refused, not logged.
+  rejects({ model: 'm'.repeat(513), messages: [] }, 400, 'model', /at most 512 characters/);
   rejects({ model: 'm' }, 400, 'messages', /'messages'/);
   rejects({ model: 'm', messages: ['hi'] }, 400, 'messages[0]', /must be an object/);
   rejects({ model: 'm', messages: [], stream: 'yes' }, 400, 'stream', /boolean/);

@@ -25,6 +25,13 @@ function invalid(message: string, param: string | null): GatewayError {
   return new GatewayError('invalid_request', message, { param, publicCode: null });
 }
 
+/**
+ * Longest model name accepted (provider ids, ARNs and aliases are far shorter): the name is
+ * echoed in errors and recorded in every usage event and log line of the request.
+ */
+export const MAX_MODEL_NAME_CHARS = 512;
+export const MODEL_TOO_LONG = `'model' must be at most ${MAX_MODEL_NAME_CHARS} characters`;
+
 /** Parse and check a chat completions body. Throws a 400 GatewayError naming the field. */
 export function parseChatRequest(raw: Buffer): ChatRequest {
   let body: unknown;
@@ -40,6 +47,7 @@ export function parseChatRequest(raw: Buffer): ChatRequest {
   if (typeof req.model !== 'string' || req.model.length === 0) {
     throw invalid("'model' is required and must be a non-empty string", 'model');
   }
+  if (req.model.length > MAX_MODEL_NAME_CHARS) throw invalid(MODEL_TOO_LONG, 'model');
   if (!Array.isArray(req.messages)) throw invalid("'messages' is required and must be an array", 'messages');
   const messages = req.messages as unknown[];
   for (let i = 0; i < messages.length; i++) {
