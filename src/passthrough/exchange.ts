@@ -138,6 +138,7 @@ export class PassthroughExchange {
     if (this.finalized) return;
     this.finalized = true;
     this.endHandler = undefined;
+    // The proxy's own close listener runs first and has already told a request timeout (408) apart.
     if (this.ctx.errorKind === 'request_timeout') this.record(408, 'request_timeout', this.ctx.errorMessage ?? 'request timed out');
     else if (this.ctx.clientDisconnected) this.record(499, 'client_disconnected', 'client disconnected before the response finished');
     const emit = (): void => {

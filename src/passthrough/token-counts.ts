@@ -20,11 +20,9 @@ export function isObject(v: unknown): v is Obj {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-const count = tokenCount;
-
 function nested(o: Obj, outer: string, inner: string): number | undefined {
   const n = o[outer];
-  return isObject(n) ? count(n[inner]) : undefined;
+  return isObject(n) ? tokenCount(n[inner]) : undefined;
 }
 
 function first(...values: Array<number | undefined>): number | undefined {
@@ -36,22 +34,22 @@ function first(...values: Array<number | undefined>): number | undefined {
 export function readTokenCounts(u: unknown): TokenCounts | undefined {
   if (!isObject(u)) return undefined;
   const out: TokenCounts = {};
-  const prompt = first(count(u.prompt_tokens), count(u.input_tokens));
-  const completion = first(count(u.completion_tokens), count(u.output_tokens));
-  const total = count(u.total_tokens);
+  const prompt = first(tokenCount(u.prompt_tokens), tokenCount(u.input_tokens));
+  const completion = first(tokenCount(u.completion_tokens), tokenCount(u.output_tokens));
+  const total = tokenCount(u.total_tokens);
   const cached = first(
     nested(u, 'prompt_tokens_details', 'cached_tokens'),
     nested(u, 'input_tokens_details', 'cached_tokens'),
-    count(u.prompt_cache_hit_tokens),
-    count(u.cached_tokens),
-    count(u.cache_read_input_tokens),
-    count(u.cache_read_tokens),
+    tokenCount(u.prompt_cache_hit_tokens),
+    tokenCount(u.cached_tokens),
+    tokenCount(u.cache_read_input_tokens),
+    tokenCount(u.cache_read_tokens),
   );
-  const cacheCreation = first(count(u.cache_creation_input_tokens), count(u.cache_creation_tokens));
+  const cacheCreation = first(tokenCount(u.cache_creation_input_tokens), tokenCount(u.cache_creation_tokens));
   const reasoning = first(
     nested(u, 'completion_tokens_details', 'reasoning_tokens'),
     nested(u, 'output_tokens_details', 'reasoning_tokens'),
-    count(u.reasoning_tokens),
+    tokenCount(u.reasoning_tokens),
   );
   if (prompt !== undefined) out.prompt = prompt;
   if (completion !== undefined) out.completion = completion;
@@ -81,7 +79,7 @@ export function rerankTokenCounts(body: unknown): TokenCounts | undefined {
   if (!isObject(body)) return undefined;
   const u = isObject(body.usage) ? body.usage : {};
   const meta = isObject(body.meta) && isObject(body.meta.billed_units) ? body.meta.billed_units : {};
-  const input = first(count(u.prompt_tokens), count(u.input_tokens), count(u.total_tokens), count(meta.input_tokens));
+  const input = first(tokenCount(u.prompt_tokens), tokenCount(u.input_tokens), tokenCount(u.total_tokens), tokenCount(meta.input_tokens));
   return input === undefined ? undefined : { prompt: input };
 }
 
@@ -94,14 +92,14 @@ export function rerankTokenCounts(body: unknown): TokenCounts | undefined {
 export function nativeTokenCounts(body: unknown): TokenCounts | undefined {
   if (!isObject(body) || !isObject(body.usage)) return undefined;
   const u = body.usage;
-  const output = first(count(u.output_tokens), count(u.completion_tokens));
-  const total = count(u.total_tokens);
+  const output = first(tokenCount(u.output_tokens), tokenCount(u.completion_tokens));
+  const total = tokenCount(u.total_tokens);
   let input: number | undefined;
   if (total !== undefined) {
     input = Math.max(0, total - (output ?? 0));
   } else {
-    const base = first(count(u.input_tokens), count(u.prompt_tokens));
-    const images = count(u.image_tokens);
+    const base = first(tokenCount(u.input_tokens), tokenCount(u.prompt_tokens));
+    const images = tokenCount(u.image_tokens);
     input = base === undefined && images === undefined ? undefined : (base ?? 0) + (images ?? 0);
   }
   const out: TokenCounts = {};

@@ -200,11 +200,10 @@ export function anthropicStreamErrorFrame(err: GatewayError): string {
  */
 export function anthropicUsageToCanonical(u: AnthropicUsage | undefined): CanonicalUsage | undefined {
   if (u === undefined || u === null) return undefined;
-  const num = tokenCount;
-  const read = num(u.cache_read_input_tokens);
-  const write = num(u.cache_creation_input_tokens);
-  const prompt = (num(u.input_tokens) ?? 0) + (read ?? 0) + (write ?? 0);
-  const completion = num(u.output_tokens) ?? 0;
+  const read = tokenCount(u.cache_read_input_tokens);
+  const write = tokenCount(u.cache_creation_input_tokens);
+  const prompt = (tokenCount(u.input_tokens) ?? 0) + (read ?? 0) + (write ?? 0);
+  const completion = tokenCount(u.output_tokens) ?? 0;
   const out: CanonicalUsage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   if (read !== undefined || write !== undefined) {
     const details: { cached_tokens?: number; cache_creation_tokens?: number } = {};
