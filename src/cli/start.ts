@@ -45,10 +45,6 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     return 1;
   }
   const obs = observabilitySinks(config.observability, logger, process.env.npm_package_version);
-  if (!obs.ok) {
-    process.stderr.write(`tollgate: invalid configuration:\n${obs.errors.map((e) => `  - ${e}`).join('\n')}\n`);
-    return 1;
-  }
   const { metrics, usage } = obs;
   const snapshots = new SnapshotHolder();
   const health = new HealthTracker({ now: Date.now });

@@ -164,7 +164,7 @@ observability:
     buckets: {request_duration: [1, 2], request_e2e_latency: [0.5], request_ttft: [0.1, 0.2], guardrail_latency: [3]}
   usage_event:
     request_headers: [X-Team, x-tenant-id]
-    file: /var/log/tollgate/usage.ndjson
+    file: ${join(tmp, 'usage.ndjson')}
     log: false
   debug:
     enabled: true
@@ -219,7 +219,7 @@ ratelimit:
           labels: { api_key_name: true, team_name: true, provider_key_name: true, policy_name: true, user_name: true },
           buckets: { request_duration: [1, 2], request_e2e_latency: [0.5], request_ttft: [0.1, 0.2], guardrail_latency: [3] },
         },
-        usage_event: { request_headers: ['X-Team', 'x-tenant-id'], file: '/var/log/tollgate/usage.ndjson', log: false },
+        usage_event: { request_headers: ['X-Team', 'x-tenant-id'], file: join(tmp, 'usage.ndjson'), log: false },
         debug: { enabled: true, addr: '127.0.0.1:0', path: '/heap' },
       },
       upstream: { timeout_ms: 0, stream_timeout_ms: 120000, connect_timeout_ms: 250, retries: 4 },
@@ -441,6 +441,21 @@ observability: {metrics: {prometheus: {addr: "::1:9090"}}}
       'observability.metrics.buckets.request_ttft: must NOT have fewer than 1 items',
       'observability.metrics.buckets.request_e2e_latency[0]: must be > 0',
     ]);
+  });
+
+  test('bucket order and the usage file are reported with every other error', () => {
+    assertErrors(fromYaml('observability: {metrics: {buckets: {request_ttft: [1, 0.5]}}}\nupstream: {retries: 11}\n'), [
+      'observability.metrics.buckets.request_ttft: must be strictly ascending (1 then 0.5)',
+      'upstream.retries: must be an integer <= 10',
+    ]);
+    const missing = join(tmp, 'no-such-dir', 'usage.ndjson');
+    assertErrors(
+      fromEnv({ TOLLGATE_OBSERVABILITY__METRICS__BUCKETS__REQUEST_TTFT: '1,0.5', TOLLGATE_OBSERVABILITY__USAGE_EVENT__FILE: missing }),
+      [
+        'observability.metrics.buckets.request_ttft: must be strictly ascending (1 then 0.5) (from TOLLGATE_OBSERVABILITY__METRICS__BUCKETS__REQUEST_TTFT)',
+        `observability.usage_event.file: cannot open ${JSON.stringify(missing)} for appending: ENOENT (from TOLLGATE_OBSERVABILITY__USAGE_EVENT__FILE)`,
+      ],
+    );
   });
 
   test('observability.debug.path must be a path; labels must be booleans', () => {

@@ -6,6 +6,8 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { isIpOrCidr, isRedisUrl, parseAddr } from './address.ts';
 import { ConfigSchema, MAX_URL_REWRITE_PATTERN, type GatewayConfig } from './schema.ts';
+import { bucketErrors } from '../lib/buckets.ts';
+import { checkWritable } from '../lib/writable.ts';
 
 /** Headers that carry caller credentials: never accepted as a request id source. */
 const CREDENTIAL_HEADERS = new Set([
@@ -164,6 +166,19 @@ function crossKeyErrors(data: Json, origins: Map<string, string>): string[] {
         out.push(`${path}: invalid regular expression: ${problem}${fromEnv(path, origins)}`);
       }
     });
+  }
+  const observability = data.observability as Json | undefined;
+  const buckets = (observability?.metrics as Json | undefined)?.buckets as Json | undefined;
+  for (const [set, list] of Object.entries(buckets ?? {})) {
+    // Order only: the schema reports empty lists and values that are not finite positive numbers.
+    if (!Array.isArray(list) || list.length === 0 || !list.every((b) => typeof b === 'number' && Number.isFinite(b) && b > 0)) continue;
+    const path = `observability.metrics.buckets.${set}`;
+    for (const e of bucketErrors(path, list as number[])) out.push(`${e}${fromEnv(path, origins)}`);
+  }
+  const file = (observability?.usage_event as Json | undefined)?.file;
+  if (typeof file === 'string' && file.length > 0) {
+    const problem = checkWritable(file);
+    if (problem !== undefined) out.push(`observability.usage_event.file: ${problem}${fromEnv('observability.usage_event.file', origins)}`);
   }
   const admin = data.admin as Json | undefined;
   if (admin?.enabled === true && Array.isArray(admin.admin_keys) && admin.admin_keys.length === 0) {

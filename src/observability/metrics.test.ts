@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig } from '../config/load.ts';
 import { RequestContext } from '../http/context.ts';
 import { requestSample } from './access-log.ts';
-import { bucketErrors, DEFAULT_BUCKETS, Metrics, outcome, statusClass, type RequestSample } from './metrics.ts';
+import { DEFAULT_BUCKETS, Metrics, outcome, statusClass, type RequestSample } from './metrics.ts';
 
 const NAMES = { api_key_name: 'caller', team_name: 'blue', provider_key_name: 'up', policy_name: 'p', user_name: 'ann' };
 
@@ -105,13 +105,6 @@ test('configured buckets are used', async () => {
   const text = await m.registry.metrics();
   assert.match(text, /tollgate_request_ttft_seconds_bucket\{le="7",side="downstream"/);
   assert.doesNotMatch(text, /tollgate_request_ttft_seconds_bucket\{le="0.25"/);
-});
-
-test('bucket lists must be non-empty, positive and strictly ascending', () => {
-  assert.deepEqual(bucketErrors('b', [0.1, 1]), []);
-  assert.deepEqual(bucketErrors('b', []), ['b: must list at least one bucket']);
-  assert.deepEqual(bucketErrors('b', [1, 1]), ['b: must be strictly ascending (1 then 1)']);
-  assert.deepEqual(bucketErrors('b', [1, Infinity]), ['b[1]: must be a finite number > 0']);
 });
 
 test('status classes and outcomes', () => {

@@ -4,7 +4,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { UsageEvent } from './usage-events.ts';
-import { checkWritable, FileUsageSink } from './usage-file-sink.ts';
+import { FileUsageSink } from './usage-file-sink.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-usage-file-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,8 +59,6 @@ test('events after close are not written, not even to a file that took over the 
   assert.deepEqual(readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l).request_id), ['before']);
 });
 
-test('a path that cannot be opened fails at startup with the path in the message', () => {
-  const problem = checkWritable(join(dir, 'missing-dir', 'x.ndjson'));
-  assert.match(problem ?? '', /missing-dir.*ENOENT/);
+test('a path that cannot be opened throws when the sink is made', () => {
   assert.throws(() => new FileUsageSink(join(dir, 'missing-dir', 'x.ndjson')));
 });

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from './logger.ts';
-import { bucketErrors, Metrics, type BucketSet } from './metrics.ts';
-import { checkWritable, FileUsageSink } from './usage-file-sink.ts';
+import { Metrics } from './metrics.ts';
+import { FileUsageSink } from './usage-file-sink.ts';
 import { LogUsageSink, UsageEmitter, type NamedSink, type UsageSink } from './usage-events.ts';
 import { OtlpExporterSet, type OtlpExporterConfig } from './otlp/exporter.ts';
 
@@ -26,7 +26,6 @@ export interface ExporterResource {
 const DEFAULT_CONTENT_MAX_BYTES = 131072;
 
 export interface ObservabilitySinks {
-  ok: true;
   metrics: Metrics;
   usage: UsageSink;
   exporters: OtlpExporterSet;
@@ -42,18 +41,10 @@ export function observabilitySinks(
   config: GatewayConfig['observability'],
   logger: Logger,
   version = '0',
-): ObservabilitySinks | { ok: false; errors: string[] } {
-  const errors: string[] = [];
-  const buckets = config.metrics.buckets;
-  for (const set of Object.keys(buckets) as BucketSet[]) errors.push(...bucketErrors(`observability.metrics.buckets.${set}`, buckets[set]));
+): ObservabilitySinks {
+  // The config was validated by loadConfig (buckets, the usage file's writability).
   const file = config.usage_event.file;
-  if (file !== undefined) {
-    const problem = checkWritable(file);
-    if (problem !== undefined) errors.push(`observability.usage_event.file: ${problem}`);
-  }
-  if (errors.length > 0) return { ok: false, errors };
-
-  const metrics = new Metrics({ nameLabels: config.metrics.labels, buckets });
+  const metrics = new Metrics({ nameLabels: config.metrics.labels, buckets: config.metrics.buckets });
   const rejected = (sink: string, reason: string, events = 1): void => metrics.usageEventsRejected.inc({ sink, reason }, events);
   const sinks: NamedSink[] = config.usage_event.log ? [{ name: 'log', sink: new LogUsageSink(logger, (events, reason) => rejected('log', reason, events)) }] : [];
   let fileSink: FileUsageSink | undefined;
@@ -82,7 +73,6 @@ export function observabilitySinks(
   let hash: string | undefined;
   const warned = new Set<string>();
   return {
-    ok: true,
     metrics,
     usage,
     exporters,
