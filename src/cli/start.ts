@@ -67,10 +67,13 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
 
   const listeners: Listener[] = [];
   const closing = (): boolean => lifecycle.draining;
+  // Named in a bind failure, so the message says which key to change.
+  let binding = 'proxy listener (proxy.addr)';
   try {
     listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler({ ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } }) }));
     const prom = config.observability.metrics.prometheus;
     if (prom.enabled) {
+      binding = 'metrics listener (observability.metrics.prometheus.addr)';
       const status = (): ConfigStatus => ({
         source: { type: 'file', path: resourcesFile },
         generation: snapshots.current?.generation ?? 0,
@@ -84,10 +87,11 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
       listeners.push(await listen({ name: 'metrics', ...parseAddr(prom.addr), handler: createStatusHandler(metrics, prom.path, { '/status/config': status, '/status/models': () => modelStatus(health, snapshots) }) }));
     }
     const debug = config.observability.debug;
+    binding = 'debug listener (observability.debug.addr)';
     if (debug.enabled) listeners.push(await listen({ name: 'debug', ...parseAddr(debug.addr), handler: createDebugHandler(debug.path) }));
   } catch (err) {
     for (const l of listeners) l.server.close();
-    process.stderr.write(`tollgate: cannot bind listener: ${(err as Error).message}\n`);
+    process.stderr.write(`tollgate: cannot bind the ${binding}: ${(err as Error).message}\n`);
     return 1;
   }
   let admin: Awaited<ReturnType<typeof startAdmin>> | undefined;
@@ -96,7 +100,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
       admin = await startAdmin(config, () => ({ generation: snapshots.current?.generation ?? 0 }));
     } catch (err) {
       for (const l of listeners) l.server.close();
-      process.stderr.write(`tollgate: cannot bind admin listener: ${(err as Error).message}\n`);
+      process.stderr.write(`tollgate: cannot bind the admin listener (admin.addr): ${(err as Error).message}\n`);
       return 1;
     }
   }

@@ -260,8 +260,11 @@ describe('start: boot failures exit 1 and name the key', { concurrency: 3 }, () 
     try {
       const port = (blocker.address() as net.AddressInfo).port;
       const r = await bootFails({ ...PORT0, proxy: { addr: `127.0.0.1:${port}` } });
-      assert.match(r.stderr, /cannot bind/);
+      assert.match(r.stderr, /cannot bind the proxy listener \(proxy\.addr\)/);
       assert.match(r.stderr, new RegExp(String(port)));
+      // The metrics listener (on by default) clashing names its own key.
+      const m = await bootFails({ ...PORT0, observability: { metrics: { prometheus: { enabled: true, addr: `127.0.0.1:${port}` } } } });
+      assert.match(m.stderr, /cannot bind the metrics listener \(observability\.metrics\.prometheus\.addr\): .*EADDRINUSE/);
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
