@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 const MAIN_HELP = `tollgate — open-source API and AI gateway
 
 Usage:
-  tollgate start [--config FILE]        start the gateway (default: built-in demo config)
+  tollgate start [--config FILE]        start the gateway (default config, built-in demo resources)
   tollgate validate --resources FILE    check a resources file without starting
   tollgate <command> --help             help for a command
 
@@ -15,7 +15,7 @@ Environment:
 
 const START_HELP = `Usage: tollgate start [--config FILE]
 
-Starts the configured listeners (proxy, metrics, admin). With no config file every key takes its
+Starts the configured listeners (proxy, metrics, admin, debug). With no config file every key takes its
 default and the built-in demo resources are served (a "mock" provider, no network needed).
 
 When ready, prints one JSON line on stdout naming every bound address, e.g.
