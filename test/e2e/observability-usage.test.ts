@@ -277,6 +277,37 @@ for (const endpoint of ['chat', 'messages'] as const) {
       assert.equal(usage.error_class, 'upstream_in_band');
     });
 
+    test('a caller that leaves after the in-stream error frame (as the SDKs do): the error\'s status, not billable', async () => {
+      const rest = endpoint === 'chat' ? openAIFrames(TURN, 'oa-up').slice(1) : anthropicFrames(TURN, 'an-up').slice(1);
+      const error = endpoint === 'chat'
+        ? { message: 'slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded' }
+        : 'event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}\n\n';
+      const first = endpoint === 'chat' ? openAIFrames(TURN, 'oa-up')[0] : anthropicFrames(TURN, 'an-up')[0];
+      // The upstream keeps the stream open after its error event.
+      mock.setFallback(() => ({ sse: [first, endpoint === 'chat' ? { error } : error, ...rest], done: false, delayBetweenEventsMs: 250 }));
+      const id = `e2e-usage-${endpoint}-${++seq}`;
+      const ac = new AbortController();
+      const res = await fetch(gw.proxyUrl + ROUTES[endpoint].path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}`, 'x-tollgate-request-id': id },
+        body: JSON.stringify(body(endpoint, true)),
+        signal: ac.signal,
+      });
+      const reader = res.body!.getReader();
+      let text = '';
+      while (!text.includes('slow down')) {
+        const { done, value } = await reader.read();
+        assert.equal(done, false, 'the error frame arrives before the end');
+        text += Buffer.from(value!).toString('utf8');
+      }
+      ac.abort();
+      await reader.cancel().catch(() => undefined);
+      const { usage } = await observe(id);
+      assert.equal(usage.status, 429);
+      assert.equal(usage.error_class, 'upstream_in_band');
+      assert.equal(usage.billable, false);
+    });
+
     test('an in-stream server error is 502', async () => {
       const error = endpoint === 'chat'
         ? { sse: [openAIFrames(TURN, 'oa-up')[0], { error: { message: 'boom', type: 'server_error' } }], done: false }
@@ -307,6 +338,24 @@ for (const endpoint of ['chat', 'messages'] as const) {
       }
       assert.equal(mock.requests.length, 0, 'refusals never reach the upstream');
     });
+  });
+}
+
+for (const [endpoint, model] of [['chat', 'an'], ['messages', 'oa']] as const) {
+  test(`a translated stream (${endpoint} to ${model}) with a frame that is not JSON ends at once: 502, upstream_decode`, async () => {
+    const frames = model === 'oa' ? openAIFrames(TURN, 'oa-up') : anthropicFrames(TURN, 'an-up');
+    // After the bad frame the upstream would keep the stream open for another ~1.5 s.
+    mock.setFallback(() => ({ sse: [frames[0], 'data: {"broken json\n\n', ...frames.slice(1)], done: model === 'oa', delayBetweenEventsMs: 250 }));
+    const r = await send(endpoint, { stream: true, model });
+    assert.equal(r.status, 200, 'the head went out with the first event');
+    assert.match(r.text, /upstream_decode|api_error/, 'an error frame ends the stream');
+    const until = Date.now() + 1000;
+    while (mock.aborted === 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
+    assert.equal(mock.aborted, 1, 'the upstream request was closed, not read to its end');
+    const { usage } = await observe(r.id);
+    assert.equal(usage.status, 502);
+    assert.equal(usage.error_class, 'upstream_decode');
+    assert.equal(usage.billable, false);
   });
 }
 

@@ -222,3 +222,40 @@ function accessLines(): any[] {
     .map((l) => JSON.parse(l))
     .filter((l) => l.type === 'access');
 }
+
+test('a caller that leaves a non-streaming request while the upstream body is still coming closes the upstream request', async () => {
+  // The head and a first piece of the body, then nothing for longer than the test waits.
+  mock.script({ chunks: ['{"id":"chatcmpl-slow",', '"object":"chat.completion","choices":[]}'], chunkDelayMs: 8000 });
+  const healthBefore = await targetHealth();
+  const controller = new AbortController();
+  const requestId = `e2e-abort-body-${Date.now()}`;
+  const pending = fetch(`${gw.proxyUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}`, 'x-tollgate-request-id': requestId },
+    body: JSON.stringify({ model: 'fast', messages: hi }),
+    signal: controller.signal,
+  }).catch(() => undefined);
+  await waitFor('the upstream request', () => mock.requests.length === 1, 3000);
+  await new Promise((r) => setTimeout(r, 200));
+  controller.abort();
+  await pending;
+  // Before, the gateway kept reading until upstream.timeout_ms (10 s here) with nobody waiting.
+  await waitFor('the upstream connection to close', () => mock.aborted === 1, 2000);
+  let line: any;
+  await waitFor('the access-log line', () => (line = accessLines().find((l) => l.request_id === requestId)) !== undefined);
+  assert.equal(line.status, 499);
+  // A departed caller says nothing about the target: no success (and no latency) is recorded.
+  const healthAfter = await targetHealth();
+  assert.equal(healthAfter.in_flight, 0);
+  assert.equal(healthAfter.latency_ewma_ms, healthBefore.latency_ewma_ms);
+  assert.equal(healthAfter.consecutive_failures, healthBefore.consecutive_failures);
+});
+
+/** The health row of the fixture's one target, from /status/models. */
+async function targetHealth(): Promise<{ in_flight: number; latency_ewma_ms: number | null; consecutive_failures: number }> {
+  const res = await fetch(`${gw.metricsUrl}/status/models`);
+  const rows = ((await res.json()) as { models: any[] }).models;
+  assert.ok(rows.length <= 1, JSON.stringify(rows));
+  // No row yet: the target has served nothing.
+  return rows[0] ?? { in_flight: 0, latency_ewma_ms: null, consecutive_failures: 0 };
+}

@@ -7,7 +7,7 @@ import { GatewayError } from '../../lib/errors.ts';
 import type { RequestContext } from '../../http/context.ts';
 import { sendBody, startStream, writeChunk, endStream } from '../../http/respond.ts';
 import { REQUEST_ID_HEADER } from '../../http/request-id.ts';
-import { callUpstream, compileEndpoint, readResponseBody, type UpstreamEndpoint } from '../../http/upstream.ts';
+import { callUpstream, compileEndpoint, readResponseBody, type UpstreamEndpoint, type UpstreamResponse } from '../../http/upstream.ts';
 import type { ModelEntry, ProviderKeyEntry } from '../../snapshot/snapshot.ts';
 import type { CanonicalUsage } from '../protocols/canonical.ts';
 import { OpenAIChatStreamDecoder } from '../protocols/openai-chat-stream.ts';
@@ -146,7 +146,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const response = result.response;
   const status = response.statusCode ?? 502;
   if (status < 200 || status >= 300) {
-    const read = await readResponseBody(response, timeoutMs, 1024 * 1024);
+    const read = await readUnlessGone(ctx, response, timeoutMs, 1024 * 1024);
     const classified: ClassifiedError = adapter.classifyError(status, read.ok ? read.body.toString('utf8') : '', response.headers);
     return failed({ errorClass: classified.errorClass, status, retryAfterMs: classified.retryAfterMs, error: upstreamStatusError(status, classified, t.providerKey.view.apiKey) });
   }
@@ -166,7 +166,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   }
   // timeout_ms bounds the whole non-streaming exchange: the body gets what is left of it.
   const remaining = timeoutMs > 0 ? Math.max(1, timeoutMs - (performance.now() - sentAt)) : 0;
-  const read = await readResponseBody(response, remaining, undefined, `upstream request timed out after ${timeoutMs}ms`);
+  const read = await readUnlessGone(ctx, response, remaining, undefined, `upstream request timed out after ${timeoutMs}ms`);
   if (!read.ok) {
     if (ctx.clientDisconnected) {
       ctx.fail('client_disconnected', read.message);
@@ -185,6 +185,16 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   ctx.downstreamFirstByteMs = ctx.elapsedMs();
   sendBody(ctx, 200, answer.body, 'application/json');
   return { ok: true };
+}
+
+/** readResponseBody, ended at once when the caller leaves: nobody is waiting for the body. */
+async function readUnlessGone(ctx: RequestContext, response: UpstreamResponse, timeoutMs: number, maxBytes?: number, timeoutMessage?: string): ReturnType<typeof readResponseBody> {
+  const off = ctx.onCancel(() => response.destroy());
+  try {
+    return await readResponseBody(response, timeoutMs, maxBytes, timeoutMessage);
+  } finally {
+    off();
+  }
 }
 
 function translateJson(call: CallerRequest, adapter: Adapter, text: string): { body: string; usage: CanonicalUsage | undefined } | undefined {

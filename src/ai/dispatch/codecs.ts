@@ -24,6 +24,8 @@ export interface NativeRelay {
   readonly usage: CanonicalUsage | undefined;
   /** The upstream sent an in-band error event (it has been relayed). */
   readonly inBandError: boolean;
+  /** Translated streams: why the upstream's stream could not be read (no error frame written yet). */
+  readonly decodeError?: string;
 }
 
 export interface CallerCodec {

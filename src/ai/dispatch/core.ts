@@ -132,7 +132,8 @@ export async function dispatch(ctx: RequestContext, call: CallerRequest, resolve
       health.finish(c.key);
     }
     if (result.ok) {
-      health.recordSuccess(c.key, performance.now() - startedAt);
+      // A caller that left cut the exchange short: its length says nothing about the target.
+      if (!ctx.clientDisconnected) health.recordSuccess(c.key, performance.now() - startedAt);
       return;
     }
     const f = result.failure;

@@ -23,6 +23,7 @@ export const SSE_HEADERS = {
 /** Translated path: upstream events → decoder → canonical chunks → the caller's encoder. */
 export class TranslatingRelay implements NativeRelay {
   inBandError = false;
+  decodeError: string | undefined = undefined;
   private readonly assembler = new SseEventAssembler();
   private readonly decoder: StreamDecoder;
   private readonly encoder: StreamEncoder;
@@ -57,10 +58,10 @@ export class TranslatingRelay implements NativeRelay {
     const error = this.decoder.error;
     if (error !== undefined) {
       this.inBandError = true;
-      // A stream the decoder cannot read is the gateway's upstream_decode; anything else is the
-      // upstream's own error event, with its own type.
-      const err = error.type === 'upstream_decode' ? new GatewayError('upstream_decode', error.message) : new GatewayError('upstream_error', error.message, { type: error.type });
-      out += this.codec.streamErrorFrame(err);
+      // A stream the decoder cannot read is the gateway's own failure (upstream_decode): the
+      // relay ends the stream with its frame. Anything else is the upstream's error event.
+      if (error.type === 'upstream_decode') this.decodeError = error.message;
+      else out += this.codec.streamErrorFrame(new GatewayError('upstream_error', error.message, { type: error.type }));
     }
     return out;
   }
@@ -110,10 +111,20 @@ export function relayStream(
         reject(err);
         return;
       }
-      ctx.status = err.status;
+      // After an in-band error the stream's outcome is that error's, whatever cut it short later.
+      ctx.status = inBandStatus === 0 ? err.status : inBandStatus;
       writeChunk(ctx, codec.streamErrorFrame(err));
       endStream(ctx);
       resolve();
+    };
+    /**
+     * The upstream's stream cannot be read: the head (due with the first upstream bytes), what was
+     * translated before, then the error frame; the upstream request is closed.
+     */
+    const decodeFailed = (out: string, message: string): void => {
+      start();
+      if (out.length > 0) writeChunk(ctx, out);
+      fail(new GatewayError('upstream_decode', message), 'upstream_decode');
     };
     const idle = new IdleTimer(idleMs, () => {
       fail(new GatewayError('upstream_timeout', `upstream stream timed out after ${idleMs}ms without data`), 'timeout');
@@ -143,12 +154,19 @@ export function relayStream(
         }
         throw e;
       }
+      if (relay.decodeError !== undefined) {
+        decodeFailed(out, relay.decodeError);
+        return;
+      }
       start();
       if (relay.inBandError) {
         out = withoutKey(out, key);
         if (inBandStatus === 0) {
           inBandStatus = inBandErrorStatus(out);
           ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
+          // The status is the error's from now on: a caller that leaves after reading the error
+          // frame (as the SDKs do) does not turn the stream into a 200.
+          ctx.status = inBandStatus;
         }
       }
       if (out.length > 0 && !relayChunk(ctx, out, response, resumeAfterDrain)) {
@@ -164,6 +182,10 @@ export function relayStream(
       let out = rest.length > 0 ? relay.line(rest) : '';
       const end = relay.finish();
       out += end.text;
+      if (relay.decodeError !== undefined) {
+        decodeFailed(out, relay.decodeError);
+        return;
+      }
       start();
       if (relay.inBandError) {
         out = withoutKey(out, key);
