@@ -13,8 +13,12 @@ test('a path that cannot be opened for appending is named with the reason', () =
   assert.match(problem ?? '', /missing-dir.*ENOENT/);
 });
 
-test('a writable path passes and is created', () => {
+test('a writable path passes and is not created by the check', () => {
   const path = join(dir, 'usage.ndjson');
   assert.equal(checkWritable(path), undefined);
-  assert.equal(existsSync(path), true);
+  assert.equal(existsSync(path), false);
+});
+
+test('a directory is not a file to append to', () => {
+  assert.match(checkWritable(dir) ?? '', /EISDIR/);
 });

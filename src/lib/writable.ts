@@ -1,10 +1,16 @@
 // Whether a file the configuration names can be appended to, checked once before it is used.
-import { closeSync, openSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
-/** Check that `path` can be opened for appending; the error message names the path. */
+/**
+ * Check that `path` could be opened for appending, without creating it (a config that fails for
+ * another reason leaves nothing behind); the error message names the path.
+ */
 export function checkWritable(path: string): string | undefined {
   try {
-    closeSync(openSync(path, 'a'));
+    const exists = statSync(path, { throwIfNoEntry: false });
+    if (exists?.isDirectory()) return `cannot open ${JSON.stringify(path)} for appending: EISDIR`;
+    accessSync(exists === undefined ? dirname(resolve(path)) : path, constants.W_OK);
     return undefined;
   } catch (err) {
     return `cannot open ${JSON.stringify(path)} for appending: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;

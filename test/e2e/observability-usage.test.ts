@@ -359,6 +359,21 @@ for (const [endpoint, model] of [['chat', 'an'], ['messages', 'oa']] as const) {
   });
 }
 
+test('a translated stream (chat to an) ends with the upstream\'s in-band error instead of waiting for the upstream to close', async () => {
+  const frames = anthropicFrames(TURN, 'an-up');
+  const error = 'event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}\n\n';
+  // After its error event the upstream would keep the stream open for another ~1.5 s.
+  mock.setFallback(() => ({ sse: [frames[0], error, ...frames.slice(1)], done: false, delayBetweenEventsMs: 250 }));
+  const r = await send('chat', { stream: true, model: 'an' });
+  assert.equal(r.text.match(/slow down/g)?.length, 1, r.text);
+  const until = Date.now() + 1000;
+  while (mock.aborted === 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
+  assert.equal(mock.aborted, 1, 'the upstream request was closed, not read to its end');
+  const { usage } = await observe(r.id);
+  assert.equal(usage.status, 429);
+  assert.equal(usage.error_class, 'upstream_in_band');
+});
+
 test('a wrong method is access-logged (405 with Allow) and leaves no usage row: nothing was served', async () => {
   const id = `e2e-usage-405-${++seq}`;
   const res = await fetch(`${gw.proxyUrl}/v1/chat/completions`, { headers: { 'x-tollgate-request-id': id } });

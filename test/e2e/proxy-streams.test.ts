@@ -259,3 +259,31 @@ async function targetHealth(): Promise<{ in_flight: number; latency_ewma_ms: num
   // No row yet: the target has served nothing.
   return rows[0] ?? { in_flight: 0, latency_ewma_ms: null, consecutive_failures: 0 };
 }
+
+test('a stream that breaks after its head counts as a failure of the target, not a success', async () => {
+  const before = await targetHealth();
+  mock.script({ sse: chatChunks({ parts: ['Hello', ' world', '!'] }), disconnectAfterEvents: 2 });
+  const res = await postStream();
+  assert.equal(res.status, 200);
+  await res.text();
+  const after = await targetHealth();
+  assert.equal(after.consecutive_failures, before.consecutive_failures + 1, JSON.stringify(after));
+  assert.match((after as { last_error?: string }).last_error ?? '', /^transport/);
+  // A stream delivered whole clears the streak.
+  mock.script({ sse: chatChunks({ parts: ['ok'] }) });
+  await (await postStream()).text();
+  assert.equal((await targetHealth()).consecutive_failures, 0);
+});
+
+test('an upstream that goes silent after its in-band error event: one error frame, the upstream\'s', async () => {
+  const [first, ...rest] = chatChunks({ parts: ['Hello', ' world'] });
+  const error = { error: { message: 'slow down', type: 'rate_limit_error', code: 'rate_limit_exceeded' } };
+  // The first event and the error in one write, then a gap longer than the stream timeout.
+  mock.script({ sse: [`data: ${JSON.stringify(first)}\n\ndata: ${JSON.stringify(error)}\n\n`, ...rest], delayBetweenEventsMs: STREAM_TIMEOUT_MS + 600 });
+  const res = await postStream();
+  const events = sseEvents(await res.text());
+  const errors = events.filter((e) => e.data.includes('"error"'));
+  // Before, the stream timeout added the gateway's own upstream_timeout frame after the upstream's.
+  assert.equal(errors.length, 1, JSON.stringify(events));
+  assert.equal(JSON.parse(errors[0].data).error.type, 'rate_limit_error');
+});

@@ -26,6 +26,8 @@ export interface NativeRelay {
   readonly inBandError: boolean;
   /** Translated streams: why the upstream's stream could not be read (no error frame written yet). */
   readonly decodeError?: string;
+  /** Nothing after an in-band error is relayed (translated streams): the stream ends with its frame. */
+  readonly stopsAtError?: boolean;
 }
 
 export interface CallerCodec {

@@ -10,7 +10,7 @@ import { GatewayError } from '../../lib/errors.ts';
 import { attempt, type AttemptFailure, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
 import { directCooldown, directRetries, groupPlan, type GroupTarget } from './groups.ts';
 import type { CooldownPolicy, HealthTracker } from './health.ts';
-import { attemptKind, backoffDelayMs, decideNext, retrySettings, type Decision, type RetrySettings } from './retry-policy.ts';
+import { attemptKind, backoffDelayMs, decideNext, retrySettings, type AttemptErrorClass, type Decision, type RetrySettings } from './retry-policy.ts';
 import { selectTargets, ALL_UNAVAILABLE_RETRY_AFTER_S, type HashSources } from './select.ts';
 import { usageEventFrom, type UsageSink } from '../../observability/usage-events.ts';
 
@@ -132,8 +132,7 @@ export async function dispatch(ctx: RequestContext, call: CallerRequest, resolve
       health.finish(c.key);
     }
     if (result.ok) {
-      // A caller that left cut the exchange short: its length says nothing about the target.
-      if (!ctx.clientDisconnected) health.recordSuccess(c.key, performance.now() - startedAt);
+      recordServed(ctx, health, c.key, c.cooldown, performance.now() - startedAt);
       return;
     }
     const f = result.failure;
@@ -192,4 +191,22 @@ function emitFailedAttempt(ctx: RequestContext, usage: UsageSink, c: Candidate, 
     }),
     ctx.req,
   );
+}
+
+/** Failures of a stream after its head went out: the target's, though the caller got a 200 head. */
+const STREAM_FAILURES: ReadonlySet<string> = new Set(['upstream_in_band', 'upstream_decode', 'transport', 'timeout']);
+
+/**
+ * The health verdict of an attempt that answered the caller: a success, or the failure that cut
+ * its stream short. A caller that left cut the exchange short itself: that says nothing about
+ * the target.
+ */
+function recordServed(ctx: RequestContext, health: HealthTracker, key: string, cooldown: CooldownPolicy, ms: number): void {
+  if (ctx.clientDisconnected) return;
+  const kind = ctx.errorKind;
+  if (kind === undefined) health.recordSuccess(key, ms);
+  else if (STREAM_FAILURES.has(kind)) {
+    // An in-band error's status is the upstream's answer; the others are judged by their class.
+    health.recordFailure(key, { errorClass: kind as AttemptErrorClass, status: kind === 'upstream_in_band' ? ctx.status : undefined }, cooldown);
+  }
 }

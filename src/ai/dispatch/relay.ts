@@ -24,6 +24,7 @@ export const SSE_HEADERS = {
 export class TranslatingRelay implements NativeRelay {
   inBandError = false;
   decodeError: string | undefined = undefined;
+  readonly stopsAtError = true;
   private readonly assembler = new SseEventAssembler();
   private readonly decoder: StreamDecoder;
   private readonly encoder: StreamEncoder;
@@ -111,9 +112,12 @@ export function relayStream(
         reject(err);
         return;
       }
-      // After an in-band error the stream's outcome is that error's, whatever cut it short later.
-      ctx.status = inBandStatus === 0 ? err.status : inBandStatus;
-      writeChunk(ctx, codec.streamErrorFrame(err));
+      if (inBandStatus === 0) {
+        ctx.status = err.status;
+        writeChunk(ctx, codec.streamErrorFrame(err));
+      }
+      // Otherwise the caller already has the upstream's error frame, and the stream's outcome is
+      // that error's, whatever cut it short later.
       endStream(ctx);
       resolve();
     };
@@ -167,6 +171,16 @@ export function relayStream(
           // The status is the error's from now on: a caller that leaves after reading the error
           // frame (as the SDKs do) does not turn the stream into a 200.
           ctx.status = inBandStatus;
+        }
+        if (relay.stopsAtError) {
+          // Nothing after the error event would be relayed: end the caller's stream with it now
+          // rather than hold it (and the upstream request) open until the upstream ends.
+          if (out.length > 0) writeChunk(ctx, out);
+          settle();
+          response.destroy();
+          endStream(ctx);
+          resolve();
+          return;
         }
       }
       if (out.length > 0 && !relayChunk(ctx, out, response, resumeAfterDrain)) {
