@@ -341,6 +341,13 @@ for (const endpoint of ['chat', 'messages'] as const) {
   });
 }
 
+/** The gateway closed the upstream request (within a second) instead of reading it to its end. */
+async function assertUpstreamClosed(): Promise<void> {
+  const until = Date.now() + 1000;
+  while (mock.aborted === 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
+  assert.equal(mock.aborted, 1, 'the upstream request was closed, not read to its end');
+}
+
 for (const [endpoint, model] of [['chat', 'an'], ['messages', 'oa']] as const) {
   test(`a translated stream (${endpoint} to ${model}) with a frame that is not JSON ends at once: 502, upstream_decode`, async () => {
     const frames = model === 'oa' ? openAIFrames(TURN, 'oa-up') : anthropicFrames(TURN, 'an-up');
@@ -349,9 +356,7 @@ for (const [endpoint, model] of [['chat', 'an'], ['messages', 'oa']] as const) {
     const r = await send(endpoint, { stream: true, model });
     assert.equal(r.status, 200, 'the head went out with the first event');
     assert.match(r.text, /upstream_decode|api_error/, 'an error frame ends the stream');
-    const until = Date.now() + 1000;
-    while (mock.aborted === 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
-    assert.equal(mock.aborted, 1, 'the upstream request was closed, not read to its end');
+    await assertUpstreamClosed();
     const { usage } = await observe(r.id);
     assert.equal(usage.status, 502);
     assert.equal(usage.error_class, 'upstream_decode');
@@ -366,9 +371,7 @@ test('a translated stream (chat to an) ends with the upstream\'s in-band error i
   mock.setFallback(() => ({ sse: [frames[0], error, ...frames.slice(1)], done: false, delayBetweenEventsMs: 250 }));
   const r = await send('chat', { stream: true, model: 'an' });
   assert.equal(r.text.match(/slow down/g)?.length, 1, r.text);
-  const until = Date.now() + 1000;
-  while (mock.aborted === 0 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
-  assert.equal(mock.aborted, 1, 'the upstream request was closed, not read to its end');
+  await assertUpstreamClosed();
   const { usage } = await observe(r.id);
   assert.equal(usage.status, 429);
   assert.equal(usage.error_class, 'upstream_in_band');
