@@ -16,11 +16,12 @@ export type AuthOutcome =
       readonly key: ApiKeyEntry;
       readonly anonymous: boolean;
       /**
-       * gateway_key: the header that carried the gateway key (`authorization` or `x-api-key`),
-       * never relayed upstream, even when forward_client_headers names it (that relays the
-       * caller's own upstream credential). header_key routes follow their auth_header_name rule.
+       * gateway_key: the key the caller authenticated with. No header carrying it (bare or after
+       * an auth scheme, in whichever header) is relayed upstream, even when forward_client_headers
+       * names that header (which relays the caller's own upstream credential). header_key routes
+       * follow their auth_header_name rule.
        */
-      readonly credentialHeader: string | undefined;
+      readonly gatewayKey: string | undefined;
     }
   | { readonly ok: false; readonly error: PassthroughError; readonly key: ApiKeyEntry | undefined };
 
@@ -81,7 +82,7 @@ export function authenticateRoute(
     return { ok: false, key: undefined, error: passthroughError('ip_restricted', 'your client IP is not allowed to access this route') };
   }
   let key: ApiKeyEntry | undefined;
-  let credentialHeader: string | undefined;
+  let gatewayKey: string | undefined;
   if (route.authMode === 'anonymous') {
     key = route.anonymousKeyId === undefined ? undefined : routes.keysById.get(route.anonymousKeyId);
     if (key === undefined) return { ok: false, key, error: passthroughError('invalid_api_key', 'the route\'s anonymous principal does not exist') };
@@ -102,7 +103,7 @@ export function authenticateRoute(
     for (const p of presented) {
       key = snapshot.apiKeysByHash.get(hashKey(p.key));
       if (key !== undefined) {
-        if (route.authMode === 'gateway_key') credentialHeader = p.header;
+        if (route.authMode === 'gateway_key') gatewayKey = p.key;
         break;
       }
     }
@@ -114,5 +115,5 @@ export function authenticateRoute(
   if (!grants.some((g) => globMatches(g, route.name))) {
     return { ok: false, key, error: passthroughError('route_access_forbidden', `API key is not allowed to use passthrough route ${JSON.stringify(route.name)}`) };
   }
-  return { ok: true, key, anonymous: route.authMode === 'anonymous', credentialHeader };
+  return { ok: true, key, anonymous: route.authMode === 'anonymous', gatewayKey };
 }

@@ -209,7 +209,7 @@ async function run(
   if (ctx.clientDisconnected) return;
 
   // dispatch: one attempt.
-  const outHeaders = upstreamRequestHeaders(route.headers, ctx.req.rawHeaders, ctx.requestId, auth.credentialHeader);
+  const outHeaders = upstreamRequestHeaders(route.headers, ctx.req.rawHeaders, ctx.requestId, auth.gatewayKey);
   if (body.length > 0 || headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) {
     outHeaders['content-length'] = body.length;
   }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RequestHeaderPolicy, upstreamRequestHeaders, type HeaderPolicyInput } from './request-headers.ts';
+import { RequestHeaderPolicy, carriesKey, upstreamRequestHeaders, type HeaderPolicyInput } from './request-headers.ts';
 
 const base: HeaderPolicyInput = {
   authMode: 'gateway_key',
@@ -108,6 +108,24 @@ test('naming authorization relays the caller credential in place of the injected
   });
   // Without a caller header of that name the key is still injected.
   assert.equal(relay({ forwardClientHeaders: ['authorization'] }, [])['authorization'], 'Bearer sk-provider');
+});
+
+test('a header carrying the gateway key is never relayed, in whichever header and scheme it came', () => {
+  const named = { forwardClientHeaders: ['authorization', 'x-api-key', 'x-other'] };
+  const raw = ['Authorization', 'Bearer sk-gw', 'X-Api-Key', 'sk-gw', 'X-Other', 'Basic  sk-gw', 'X-Kept', 'not-sk-gw'];
+  const out = upstreamRequestHeaders(new RequestHeaderPolicy({ ...base, ...named }), raw, 'rid-1', 'sk-gw');
+  assert.deepEqual(out, { 'x-kept': 'not-sk-gw', authorization: 'Bearer sk-provider', 'x-tollgate-request-id': 'rid-1' });
+  // The caller's own credential beside it is relayed as the route says.
+  const own = upstreamRequestHeaders(new RequestHeaderPolicy({ ...base, ...named }), ['Authorization', 'Bearer own', 'X-Api-Key', 'sk-gw'], 'rid-1', 'sk-gw');
+  assert.deepEqual(own, { authorization: 'Bearer own', 'x-tollgate-request-id': 'rid-1' });
+});
+
+test('carriesKey: the key bare or after a scheme, nothing that merely ends with it', () => {
+  assert.equal(carriesKey('sk-gw', 'sk-gw'), true);
+  assert.equal(carriesKey(' Bearer sk-gw ', 'sk-gw'), true);
+  assert.equal(carriesKey('Basic\tsk-gw', 'sk-gw'), true);
+  assert.equal(carriesKey('xsk-gw', 'sk-gw'), false);
+  assert.equal(carriesKey('sk-gw2', 'sk-gw'), false);
 });
 
 test('other stripped headers (provider strip_headers entries) are relayed by a glob, case-insensitively', () => {

@@ -121,23 +121,33 @@ function connectionTokens(rawHeaders: readonly string[]): Set<string> | undefine
   return out;
 }
 
+/** True when a header value is `key`, bare or after an auth scheme (`Bearer <key>`, `Basic <key>`). */
+export function carriesKey(value: string, key: string): boolean {
+  const v = value.trim();
+  if (!v.endsWith(key)) return false;
+  const at = v.length - key.length;
+  return at === 0 || v[at - 1] === ' ' || v[at - 1] === '\t';
+}
+
 /**
  * The upstream request headers: the caller's relayed headers (repeated ones kept), the injected
- * credentials, and the gateway request id. `credentialHeader`, the header that carried this
- * request's gateway key, is never relayed, whatever forward_client_headers says.
+ * credentials, and the gateway request id. A header carrying `gatewayKey`, the key this request
+ * authenticated with, is never relayed, whatever forward_client_headers says: a caller may send
+ * the key in both Authorization and x-api-key, and a route may relay one of them.
  */
 export function upstreamRequestHeaders(
   policy: RequestHeaderPolicy,
   rawHeaders: readonly string[],
   requestId: string,
-  credentialHeader?: string,
+  gatewayKey?: string,
 ): OutgoingHttpHeaders {
   const out: Record<string, string | string[]> = {};
   const hopByHop = connectionTokens(rawHeaders);
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i].toLowerCase();
-    if (!policy.relays(name) || hopByHop?.has(name) === true || name === credentialHeader) continue;
+    if (!policy.relays(name) || hopByHop?.has(name) === true) continue;
     const value = rawHeaders[i + 1];
+    if (gatewayKey !== undefined && carriesKey(value, gatewayKey)) continue;
     const prev = out[name];
     if (prev === undefined) out[name] = value;
     else if (Array.isArray(prev)) prev.push(value);

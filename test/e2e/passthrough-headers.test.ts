@@ -28,6 +28,7 @@ useProxyFixture({
       { name: 'inject-ant', path_prefix: '/ant', target_url: m, provider_key: 'anthropic' },
       { name: 'inject-org', path_prefix: '/org', target_url: m, provider_key: 'org', forward_client_headers: ['x-org-*'] },
       { name: 'inject-own-auth', path_prefix: '/own-auth', target_url: m, provider_key: 'openai', forward_client_headers: ['authorization'] },
+      { name: 'inject-own-xk', path_prefix: '/own-xk', target_url: m, provider_key: 'openai', forward_client_headers: ['x-api-key'] },
       {
         name: 'inject-named', path_prefix: '/named', target_url: m, provider_key: 'openai',
         forward_client_headers: ['cookie', 'traceparent', 'proxy-authorization', 'x-api-*', 'trace*', 'auth*'],
@@ -102,6 +103,15 @@ test('naming authorization relays the caller credential in place of the injected
 test('naming authorization never relays the gateway key itself, when the caller authenticated with it there', async () => {
   const { up } = await seen('/own-auth/x', { authorization: `Bearer ${KEY}` });
   assert.equal(up.authorization, `Bearer ${OPENAI_SECRET}`, 'the injected credential, not the gateway key');
+});
+
+test('the gateway key sent in both Authorization and x-api-key is relayed in neither, though the route names one', async () => {
+  const { up } = await seen('/own-xk/x', { authorization: `Bearer ${KEY}`, 'x-api-key': KEY });
+  assert.equal(up['x-api-key'], undefined);
+  assert.ok(!JSON.stringify(up).includes(KEY), 'the gateway key must not reach the upstream');
+  // The caller's own x-api-key, beside the gateway key in Authorization, is relayed as named.
+  const own = await seen('/own-xk/x', { authorization: `Bearer ${KEY}`, 'x-api-key': 'caller-own-key' });
+  assert.equal(own.up['x-api-key'], 'caller-own-key');
 });
 
 test('credential and trace headers need exact names: globs do not relay them', async () => {
