@@ -21,3 +21,11 @@ export const IN_BAND_ERROR_STATUS: Readonly<Record<string, number>> = {
 export function inBandStatusOf(typeOrCode: unknown): number | undefined {
   return typeof typeOrCode === 'string' && Object.hasOwn(IN_BAND_ERROR_STATUS, typeOrCode) ? IN_BAND_ERROR_STATUS[typeOrCode] : undefined;
 }
+
+/**
+ * Whether an event's top-level `error` member reports an error: an object, a non-empty string or
+ * `true`. Some providers send `"error": null` (or `false`, `""`) on every healthy event.
+ */
+export function reportsError(error: unknown): boolean {
+  return typeof error === 'object' ? error !== null : error === true || (typeof error === 'string' && error !== '');
+}

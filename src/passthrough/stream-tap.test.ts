@@ -72,6 +72,10 @@ test('in-band errors: event: error, type error, response.failed, a top-level err
 test('JSON-RPC error replies and the word error in content are not stream failures', () => {
   assert.equal(tapOf('opaque', data({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found' } })).inBandError, undefined);
   assert.equal(tapOf('chat', data({ choices: [{ delta: { content: 'the "error" field' } }] })).inBandError, undefined);
+  for (const none of [false, '', null, 0]) {
+    assert.equal(tapOf('opaque', data({ text: 'a', error: none })).inBandError, undefined, `"error": ${JSON.stringify(none)}`);
+  }
+  assert.equal(tapOf('opaque', data({ error: 'quota exhausted' })).inBandError?.status, 502);
   assert.equal(tapOf('chat', data({ error: null, choices: [] })).inBandError, undefined);
 });
 

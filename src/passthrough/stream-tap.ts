@@ -16,7 +16,7 @@ import { SseEventAssembler, SseFrameTooLarge, SseLineSplitter, type SseFrame } f
 import { isModelShape, type RequestShape } from './request-shape.ts';
 import { isObject, mergeTokenCounts, readTokenCounts, type TokenCounts } from './token-counts.ts';
 import { findTopLevelMember } from '../lib/json-scan.ts';
-import { inBandStatusOf } from '../lib/in-band-status.ts';
+import { inBandStatusOf, reportsError } from '../lib/in-band-status.ts';
 
 /**
  * An error event seen in a relayed stream. Its text is not kept: a pass-through upstream may put
@@ -125,7 +125,7 @@ export class EventStreamTap {
     if (isObject(obj)) {
       if (obj.type === 'response.failed') err = isObject(obj.response) ? obj.response.error ?? {} : {};
       else if (obj.type === 'error') err = obj.error ?? obj;
-      else if (obj.error !== undefined && obj.error !== null && obj.jsonrpc === undefined) err = obj.error;
+      else if (reportsError(obj.error) && obj.jsonrpc === undefined) err = obj.error;
       else if (f.event === 'error') err = obj;
     } else if (f.event === 'error') {
       err = {};

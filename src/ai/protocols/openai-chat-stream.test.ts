@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SseLineSplitter } from '../../lib/sse-lines.ts';
-import { OpenAIChatStreamRelay } from './openai-chat-stream.ts';
+import { OpenAIChatStreamDecoder, OpenAIChatStreamRelay } from './openai-chat-stream.ts';
 
 const chunk = (o: object): string => `data: ${JSON.stringify(o)}\n\n`;
 const base = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-2024-08-06' };
@@ -54,6 +54,18 @@ test('in-band errors are relayed and remembered', () => {
   const line = 'data: {"error":{"message":"overloaded","type":"server_error"}}';
   assert.equal(relay.line(line), line + '\n');
   assert.ok(relay.inBandError?.includes('overloaded'));
+});
+
+test('"error": null (or false, "") on a healthy chunk is no in-band error, relayed or decoded', () => {
+  const relay = new OpenAIChatStreamRelay('fast', false);
+  for (const none of ['null', 'false', '""']) {
+    relay.line(`data: {"error":${none},"choices":[{"index":0,"delta":{"content":"hi"}}]}`);
+    assert.equal(relay.inBandError, undefined, none);
+  }
+  const decoder = new OpenAIChatStreamDecoder();
+  const chunks = decoder.push({ event: undefined, data: '{"error":null,"choices":[{"index":0,"delta":{"content":"hi"}}]}' });
+  assert.equal(decoder.error, undefined);
+  assert.equal(chunks.length, 1);
 });
 
 test('non-data lines pass through', () => {

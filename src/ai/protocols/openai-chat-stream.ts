@@ -3,6 +3,7 @@
 // in-band errors, and drops the usage-only chunk the gateway asked for on the caller's behalf.
 // Frames are never parsed and re-serialised; only the usage frame is parsed.
 import { replaceTopLevelString } from '../../lib/json-scan.ts';
+import { reportsError } from '../../lib/in-band-status.ts';
 import { scanUsage, type OpenAIUsage } from './openai-chat.ts';
 import type { CanonicalUsage } from './canonical.ts';
 
@@ -41,7 +42,7 @@ export class OpenAIChatStreamRelay {
       return line + '\n';
     }
     let payload = line.slice(start);
-    if (payload.startsWith('{"error"')) {
+    if (payload.startsWith('{"error"') && errorFrame(payload)) {
       this.inBandError = payload;
       return line + '\n';
     }
@@ -87,7 +88,7 @@ export class OpenAIChatStreamDecoder {
     }
     if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk)) return [];
     const c = chunk as Record<string, unknown>;
-    if (event.event === 'error' || c.error !== undefined) {
+    if (event.event === 'error' || reportsError(c.error)) {
       const e = c.error as Record<string, unknown> | undefined;
       this.error = { type: typeof e?.type === 'string' ? e.type : 'api_error', message: typeof e?.message === 'string' ? e.message : 'upstream stream error' };
       return [];
@@ -118,5 +119,14 @@ export class OpenAIChatStreamEncoder {
 
   end(): string {
     return 'data: [DONE]\n\n';
+  }
+}
+
+/** A chunk that starts with an `error` member is an error frame unless that member says "none". */
+function errorFrame(payload: string): boolean {
+  try {
+    return reportsError((JSON.parse(payload) as { error?: unknown }).error);
+  } catch {
+    return true;
   }
 }
