@@ -31,8 +31,8 @@ useProxyFixture({
     models: [
       // Fresh targets per endpoint and scenario, so one scenario's cooldown never shapes another's.
       ...(['chat', 'messages'] as const).flatMap((e) => [
-        ...['fo', 'nr', 'rl', 'rl2', 'st', 'mid', 'cd', 'tm'].flatMap((g) => [target(`${e}-${g}-a`, `${e}-${g}-up-a`), target(`${e}-${g}-b`, `${e}-${g}-up-b`)]),
-        ...['fo', 'nr', 'rl', 'st', 'mid', 'cd', 'tm'].map((g) => ({ display_name: `${e}-g-${g}`, routing: { targets: [{ model: `${e}-${g}-a` }, { model: `${e}-${g}-b` }] } })),
+        ...['fo', 'nr', 'rl', 'rl2', 'st', 'hb', 'mid', 'cd', 'tm'].flatMap((g) => [target(`${e}-${g}-a`, `${e}-${g}-up-a`), target(`${e}-${g}-b`, `${e}-${g}-up-b`)]),
+        ...['fo', 'nr', 'rl', 'st', 'hb', 'mid', 'cd', 'tm'].map((g) => ({ display_name: `${e}-g-${g}`, routing: { targets: [{ model: `${e}-${g}-a` }, { model: `${e}-${g}-b` }] } })),
         { display_name: `${e}-g-rl2`, routing: { targets: [{ model: `${e}-rl2-a` }, { model: `${e}-rl2-b` }], fallback_on_statuses: [429] } },
         target(`${e}-broken`, 'never-called', { provider_key: 'no-adapter' }),
         target(`${e}-ok`, `${e}-ok-up`),
@@ -176,6 +176,27 @@ for (const endpoint of ['chat', 'messages'] as const) {
       assert.match(r.headers.get('content-type') ?? '', /text\/event-stream/);
       assert.equal(r.headers.get('x-tollgate-served-by'), `${endpoint}-st-b`);
       assert.deepEqual(calledModels(), [`${endpoint}-st-up-a`, `${endpoint}-st-up-b`]);
+    });
+
+    it('streaming: a stream that breaks after its head, before its first event, fails over; the served request carries no error and its target stays healthy', async () => {
+      byModel({ [`${endpoint}-hb-up-a`]: (req) => ({ ...replyFor(TEXT)(req), disconnectAfterEvents: 0 }) });
+      const r = await ask(endpoint, `${endpoint}-g-hb`, true);
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('x-tollgate-served-by'), `${endpoint}-hb-b`);
+      assert.doesNotMatch(r.body, /event: error|"error"/);
+      const [failed, terminal] = await usageRows(r.requestId, 2);
+      assert.equal(failed.error_class, 'transport');
+      assert.equal(terminal.status, 200);
+      assert.equal(terminal.billable, true);
+      assert.equal(terminal.error_class, null);
+      assert.equal(terminal.error_message, null);
+      const [access] = await waitForLines(gw, 'access', (l) => l.request_id === r.requestId);
+      assert.equal(access.error_kind, undefined);
+      const status: any = await (await fetch(`${gw.metricsUrl}/status/models`)).json();
+      const served = status.models.find((m: any) => m.model === `${endpoint}-hb-b`);
+      assert.ok(served, JSON.stringify(status));
+      assert.equal(served.consecutive_failures, 0);
+      assert.equal(served.cooling_down_until, null);
     });
 
     it('streaming: no failover once bytes reached the caller; the stream ends with an error event', async () => {

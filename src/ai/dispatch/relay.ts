@@ -106,12 +106,15 @@ export function relayStream(
     const fail = (err: GatewayError, kind: string): void => {
       if (finished) return;
       settle();
-      ctx.fail(kind, err.message);
       response.destroy();
       if (!started) {
+        // Nothing reached the caller: the attempt failed, not (yet) the request. The rejection
+        // carries the failure to the dispatch loop, which may fail over; a request that ends on it
+        // gets its error there.
         reject(err);
         return;
       }
+      ctx.fail(kind, err.message);
       if (inBandStatus === 0) {
         ctx.status = err.status;
         writeChunk(ctx, codec.streamErrorFrame(err));
