@@ -15,6 +15,7 @@ test('leaf operators', () => {
   assert.equal(matches(leaf('model_name', '~~', '^gpt-4')), true);
   assert.equal(matches(leaf('model_name', '~~', '^GPT-4')), false);
   assert.equal(matches(leaf('model_name', '~*', '^GPT-4')), true);
+  assert.equal(matches(leaf('model_name', '~*', '(?i)^GPT-4')), true, '(?i) under ~* is the same flag, not a second one');
   assert.equal(matches(leaf('provider', 'in', ['anthropic', 'openai'])), true);
   assert.equal(matches(leaf('provider', 'in', ['anthropic'])), false);
   assert.equal(matches(leaf('model_name', 'has', '4o')), true);

@@ -71,13 +71,15 @@ export function cidrError(value: string): string | null {
  */
 export function compileGatewayRegex(value: string, extraFlags = ''): RegExp {
   const insensitive = value.startsWith('(?i)');
-  return new RegExp(insensitive ? value.slice(4) : value, `u${insensitive ? 'i' : ''}${extraFlags}`);
+  // A flag given twice is a SyntaxError: `(?i)` under a case-insensitive operator is just `i`.
+  const flags = insensitive && !extraFlags.includes('i') ? `ui${extraFlags}` : `u${extraFlags}`;
+  return new RegExp(insensitive ? value.slice(4) : value, flags);
 }
 
-/** Null when `value` compiles with compileGatewayRegex. */
-export function regexError(value: string): string | null {
+/** Null when `value` compiles with compileGatewayRegex (and these extra flags). */
+export function regexError(value: string, extraFlags = ''): string | null {
   try {
-    compileGatewayRegex(value);
+    compileGatewayRegex(value, extraFlags);
     return null;
   } catch (err) {
     return `invalid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}`;

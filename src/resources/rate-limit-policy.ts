@@ -107,7 +107,8 @@ function checkCondition(node: Condition, path: FieldPath, depth: number, leaves:
   if (operator !== 'in' && operator !== 'ipmatch' && Array.isArray(value)) report(vpath, `must be a string for operator "${operator}"`);
   if (operator === '~~' || operator === '~*') {
     values.forEach((v) => {
-      const e = regexError(v);
+      // Compiled as the limiter compiles it: `~*` adds the `i` flag.
+      const e = regexError(v, operator === '~*' ? 'i' : '');
       if (e) report(vpath, e);
     });
   }
