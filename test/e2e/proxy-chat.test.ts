@@ -184,6 +184,15 @@ test('a stream through the SDK without include_usage: content arrives, no usage-
   assert.equal(mock.requests[0].json.stream_options?.include_usage, true);
 });
 
+test('a stream with include_usage: false is still counted: usage is asked for upstream and not relayed', async () => {
+  mock.script({ sse: chatChunks({ parts: ['ok'], usage: { prompt_tokens: 9, completion_tokens: 1 } }) });
+  const stream = await client.chat.completions.create({ model: 'fast', messages: hi, stream: true, stream_options: { include_usage: false } });
+  const chunks: any[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  assert.ok(chunks.every((c) => c.choices.length === 1 && (c.usage === undefined || c.usage === null)), 'no usage reaches the caller');
+  assert.deepEqual(mock.requests[0].json.stream_options, { include_usage: true });
+});
+
 test('a stream through the SDK with include_usage: the final usage chunk arrives', async () => {
   mock.script({ sse: chatChunks({ parts: ['ok'], usage: { prompt_tokens: 9, completion_tokens: 1 } }) });
   const stream = await client.chat.completions.create({ model: 'fast', messages: hi, stream: true, stream_options: { include_usage: true } });

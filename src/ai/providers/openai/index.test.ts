@@ -65,11 +65,11 @@ test('param_renames have the last word', () => {
   assert.equal('max_completion_tokens' in r, false);
 });
 
-test('streams ask for usage unless the caller chose', () => {
+test('streams always ask for usage: a caller cannot turn off what token limits are charged from', () => {
   const r = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], stream: true }, { key: key(), upstreamModel: 'm' });
   assert.deepEqual(r.stream_options, { include_usage: true });
-  const c = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], stream: true, stream_options: { include_usage: false } }, { key: key(), upstreamModel: 'm' });
-  assert.deepEqual(c.stream_options, { include_usage: false });
+  const c = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], stream: true, stream_options: { include_usage: false, x: 1 } }, { key: key(), upstreamModel: 'm' });
+  assert.deepEqual(c.stream_options, { include_usage: true, x: 1 });
 });
 
 test('classifies upstream errors', () => {

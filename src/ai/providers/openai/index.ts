@@ -54,10 +54,12 @@ function prepareRequest(_operation: Operation, body: Record<string, unknown>, ta
     if (out.max_completion_tokens === undefined) out.max_completion_tokens = out.max_tokens;
     delete out.max_tokens;
   }
-  // The gateway taps usage from every stream; ask for it when the caller did not.
+  // The gateway taps usage from every stream (token limits and usage events are charged from it),
+  // so it always asks, even when the caller said `include_usage: false`; the usage-only chunk
+  // reaches the caller only if it asked.
   if (out.stream === true) {
     const so = out.stream_options as Record<string, unknown> | undefined;
-    if (so === undefined || so.include_usage === undefined) out.stream_options = { ...so, include_usage: true };
+    if (so?.include_usage !== true) out.stream_options = { ...so, include_usage: true };
   }
   return applyParamRenames(out, target.key.paramRenames);
 }
