@@ -44,6 +44,11 @@ export class RequestContext {
   modelId: string | undefined = undefined;
   provider: string | undefined = undefined;
   upstreamModel: string | undefined = undefined;
+  /**
+   * The `upstream_model` metric label when `upstreamModel` is the caller's own text (a
+   * pass-through body's model): that is logged, never a label value.
+   */
+  upstreamModelLabel: string | undefined = undefined;
   stream = false;
   /** Usage-event operation (`chat`, `messages`, ...); set by model-serving endpoints only. */
   operation: string | undefined = undefined;

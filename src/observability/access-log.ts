@@ -37,7 +37,7 @@ const label = (v: string | undefined): string => (v === undefined || v === '' ? 
 export function requestSample(ctx: RequestContext, names: readonly NameLabel[], owner: KeyOwnerLookup | undefined): RequestSample {
   const model = label(ctx.model);
   // A wildcard alias passes the caller's own text upstream: that is not a bounded label value.
-  const upstreamModel = model.includes('*') ? 'wildcard' : label(ctx.upstreamModel);
+  const upstreamModel = model.includes('*') ? 'wildcard' : ctx.upstreamModelLabel ?? label(ctx.upstreamModel);
   let nameValues: Record<NameLabel, string> | undefined;
   if (names.length > 0) {
     const o = owner !== undefined && ctx.apiKeyId !== undefined ? owner(ctx.apiKeyId) : undefined;

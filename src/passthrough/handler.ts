@@ -103,6 +103,7 @@ function start(ctx: RequestContext, options: PassthroughOptions, snapshot: Snaps
   ctx.endpoint = PASSTHROUGH_ENDPOINT;
   ctx.provider = match.route.name;
   ctx.model = 'passthrough';
+  ctx.upstreamModelLabel = 'passthrough';
   const credential = match.route.credential;
   if (credential.mode === 'inject') {
     ctx.providerKeyId = credential.providerKeyId;

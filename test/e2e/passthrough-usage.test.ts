@@ -198,3 +198,14 @@ test('the access log carries the token counts of a buffered response', async () 
   assert.equal(line.model, 'passthrough');
   assert.equal(line.upstream_model, 'gpt-4o');
 });
+
+test('the body\'s model is logged, never a metric label: upstream_model is "passthrough"', async () => {
+  const model = 'caller-chosen-model-4f1c';
+  mock.script({ json: chatCompletion() });
+  await rawRequest(gw.proxyUrl, {
+    method: 'POST', path: '/passthrough/vendor/v1/chat/completions', body: JSON.stringify({ model, messages: [] }), headers: { authorization: `Bearer ${KEY}` },
+  });
+  const metrics = await (await fetch(`${gw.metricsUrl}/metrics`)).text();
+  assert.ok(!metrics.includes(model), 'the caller\'s text is no label value');
+  assert.match(metrics, /tollgate_proxy_requests_total\{endpoint="\/passthrough_route",provider="vendor",model="passthrough",upstream_model="passthrough"/);
+});
