@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findTopLevelMember, replaceTopLevelString } from './json-scan.ts';
+import { findTopLevelMember, replaceTopLevelString, topLevelMembers } from './json-scan.ts';
 
 test('finds a top-level member after nested values and tricky strings', () => {
   const s = '{"a":{"model":"inner"},"b":"x\\"model\\":\\"y","c":[1,{"model":2}],"model":"gpt-4o"}';
@@ -32,4 +32,19 @@ test('finds object values such as usage', () => {
 test('escapes the replacement value', () => {
   const out = replaceTopLevelString('{"model":"a"}', 'model', 'we"ird');
   assert.equal(JSON.parse(out).model, 'we"ird');
+});
+
+test('topLevelMembers reads members as JSON.parse does', () => {
+  const s = ' {"a":1, "b":{"a":2}, "a":"last", "\\u0063":[1] }';
+  const members = topLevelMembers(s);
+  const value = (k: string) => {
+    const span = members.get(k);
+    return span === undefined ? undefined : JSON.parse(s.slice(span.start, span.end));
+  };
+  assert.deepEqual([...members.keys()], ['a', 'b', 'c']);
+  assert.equal(value('a'), 'last');
+  assert.deepEqual(value('b'), { a: 2 });
+  assert.deepEqual(value('c'), [1]);
+  assert.equal(topLevelMembers('[1]').size, 0);
+  assert.deepEqual([...topLevelMembers('{"a":1,"b":').keys()], ['a'], 'members up to the first malformed one');
 });

@@ -82,6 +82,42 @@ export function findTopLevelMember(s: string, key: string, from = 0): Span | und
   }
 }
 
+/**
+ * Every member of the top-level object in `s`, read the way JSON.parse reads it: a key given twice
+ * is its last value, and escaped keys (`"mod\\u0065l"`) are decoded. Members up to the first
+ * malformed one; empty when `s` is not an object. For request bodies, where the gateway must
+ * see the member the upstream will see.
+ */
+export function topLevelMembers(s: string): Map<string, Span> {
+  const members = new Map<string, Span>();
+  let i = skipWs(s, 0);
+  if (s.charCodeAt(i) !== 123) return members;
+  i++;
+  for (;;) {
+    i = skipWs(s, i);
+    if (s.charCodeAt(i) !== 34) return members;
+    const keyEnd = skipString(s, i);
+    if (keyEnd < 0) return members;
+    let key = s.slice(i + 1, keyEnd - 1);
+    if (key.includes('\\')) {
+      try {
+        key = JSON.parse(s.slice(i, keyEnd)) as string;
+      } catch {
+        return members;
+      }
+    }
+    i = skipWs(s, keyEnd);
+    if (s.charCodeAt(i) !== 58) return members;
+    i = skipWs(s, i + 1);
+    const end = skipValue(s, i);
+    if (end < 0) return members;
+    members.set(key, { start: i, end });
+    i = skipWs(s, end);
+    if (s.charCodeAt(i) !== 44) return members;
+    i++;
+  }
+}
+
 /** Replace the top-level string member `key` with `value` (JSON-encoded); unchanged when absent. */
 export function replaceTopLevelString(s: string, key: string, value: string, from = 0): string {
   const span = findTopLevelMember(s, key, from);

@@ -39,6 +39,12 @@ test('a non-string model is empty; a long model is bounded', () => {
   assert.equal(detect({ model: 'm'.repeat(1000), messages: [] }).model.length, 256);
 });
 
+test('members are read as the upstream parses them: a repeated key is its last value, escaped keys are decoded', () => {
+  assert.deepEqual(detect('{"model":"x","model":"limited","messages":[]}'), { shape: 'chat', model: 'limited' });
+  assert.deepEqual(detect('{"mod\\u0065l":"limited","messages":[]}'), { shape: 'chat', model: 'limited' });
+  assert.equal(detect('{"messages":[],"messages":"no"}').shape, 'opaque');
+});
+
 test('a multipart upload is opaque', () => {
   assert.equal(detect('--boundary\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--boundary--').shape, 'opaque');
 });
