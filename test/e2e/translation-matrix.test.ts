@@ -9,7 +9,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
-import { errorReplyFor, replyFor, type Family, type Turn } from '../harness/provider-wire.ts';
+import { anthropicFrames, errorReplyFor, openAIFrames, replyFor, type Family, type Turn } from '../harness/provider-wire.ts';
 
 const CALLER_KEY = 'sk-e2e-matrix-caller-41c2';
 const UPSTREAM_SECRET = 'sk-upstream-matrix-secret';
@@ -375,6 +375,23 @@ describe('delivery rules on the translated path', () => {
     const system = typeof body.system === 'string' ? body.system : body.system.map((b: any) => b.text).join('\n\n');
     assert.equal(system, 'S1\n\nD-late');
     assert.deepEqual(body.messages.map((m: any) => m.role), ['user', 'assistant', 'user']);
+  });
+
+  it('an upstream stream that ends after its finish reason without its end marker is complete for the caller, both ways', async () => {
+    const turn: Turn = { text: 'whole answer', usage: { input: 10, output: 3 } };
+    // Everything but message_stop from Anthropic; everything but [DONE] from OpenAI.
+    mock.setFallback((req) => (req.url.includes('/messages') ? { sse: anthropicFrames(turn, 'up').slice(0, -1), done: false } : { sse: openAIFrames(turn, 'up'), done: false }));
+    const chat = await openai.chat.completions.create({ model: 'm-anthropic', messages: [{ role: 'user', content: 'go' }], stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let usage: any;
+    for await (const c of chat) {
+      text += c.choices[0]?.delta?.content ?? '';
+      usage = c.usage ?? usage;
+    }
+    assert.equal(text, 'whole answer');
+    assert.equal(usage?.completion_tokens, 3, 'the usage chunk message_stop would have closed with');
+    const message = await anthropic.messages.stream({ model: 'm-openai', max_tokens: 50, messages: [{ role: 'user', content: 'go' }] }).finalMessage();
+    assert.deepEqual(message.content, [{ type: 'text', text: 'whole answer' }]);
   });
 
   it('a mid-stream Anthropic error event reaches an OpenAI caller as an error event, without [DONE]', async () => {

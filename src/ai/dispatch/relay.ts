@@ -47,7 +47,12 @@ export class TranslatingRelay implements NativeRelay {
 
   finish(): { text: string; complete: boolean } {
     const last = this.assembler.end();
-    const text = last === undefined ? '' : this.event(last);
+    let text = last === undefined ? '' : this.event(last);
+    if (!this.inBandError && !this.decoder.finished) {
+      // No terminal event (`[DONE]`, message_stop): complete when the finish reason came, as the
+      // native path completes such streams.
+      for (const chunk of this.decoder.complete() ?? []) text += this.encoder.push(chunk);
+    }
     if (this.inBandError || !this.decoder.finished) return { text, complete: false };
     return { text: text + this.encoder.end(), complete: true };
   }

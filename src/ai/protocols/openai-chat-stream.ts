@@ -72,6 +72,14 @@ export class OpenAIChatStreamDecoder {
   usage: CanonicalUsage | undefined = undefined;
   finished = false;
   error: { type: string; message: string } | undefined = undefined;
+  /** A choice reached its finish_reason: a stream ending without `[DONE]` after it is complete. */
+  private finishSeen = false;
+
+  complete(): Record<string, unknown>[] | undefined {
+    if (!this.finishSeen) return undefined;
+    this.finished = true;
+    return [];
+  }
 
   push(event: { event: string | undefined; data: string }): Record<string, unknown>[] {
     const data = event.data;
@@ -94,6 +102,9 @@ export class OpenAIChatStreamDecoder {
       return [];
     }
     if (c.usage !== null && typeof c.usage === 'object') this.usage = c.usage as CanonicalUsage;
+    if (!this.finishSeen && Array.isArray(c.choices)) {
+      this.finishSeen = (c.choices as { finish_reason?: unknown }[]).some((ch) => typeof ch?.finish_reason === 'string');
+    }
     return [c];
   }
 }

@@ -83,6 +83,12 @@ export interface StreamDecoder {
   readonly usage: CanonicalUsage | undefined;
   /** The vendor's terminal event arrived (the response is complete). */
   readonly finished: boolean;
+  /**
+   * The upstream ended without its terminal event. When the response had reached its finish
+   * reason, the stream is complete all the same: `finished` turns true and the closing chunks (a
+   * usage chunk, say) are returned. Undefined when the response was cut short.
+   */
+  complete(): Record<string, unknown>[] | undefined;
   /** Set when the vendor sent an in-band error event. */
   readonly error: StreamError | undefined;
 }

@@ -25,6 +25,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private readonly toolIndex = new Map<number, number>();
   /** Tool-use blocks (Anthropic index) that have sent no argument text yet. */
   private readonly toolsWithoutArguments = new Set<number>();
+  /** A message_delta carried the stop reason: a stream ending without message_stop after it is complete. */
+  private stopSeen = false;
 
   constructor(createdSeconds = Math.floor(Date.now() / 1000)) {
     this.created = createdSeconds;
@@ -32,6 +34,17 @@ export class AnthropicStreamDecoder implements StreamDecoder {
 
   get finished(): boolean {
     return this.done;
+  }
+
+  complete(): Record<string, unknown>[] | undefined {
+    return this.stopSeen && !this.done && this.failure === undefined ? this.stop() : undefined;
+  }
+
+  /** The message is over: the usage-only chunk, when usage was reported. */
+  private stop(): Record<string, unknown>[] {
+    this.done = true;
+    if (this.currentUsage === undefined) return [];
+    return [{ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: this.currentUsage }];
   }
 
   get error(): StreamError | undefined {
@@ -72,12 +85,11 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case 'message_delta': {
         this.mergeUsage(parsed.usage);
         const delta = isObject(parsed.delta) ? parsed.delta : {};
+        if (typeof delta.stop_reason === 'string') this.stopSeen = true;
         return [this.chunk({}, finishReason(delta.stop_reason))];
       }
       case 'message_stop':
-        this.done = true;
-        if (this.currentUsage === undefined) return [];
-        return [{ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: this.currentUsage }];
+        return this.stop();
       case 'error': {
         const e = isObject(parsed.error) ? parsed.error : {};
         this.failure = {
