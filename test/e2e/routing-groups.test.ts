@@ -31,8 +31,8 @@ useProxyFixture({
     models: [
       // Fresh targets per endpoint and scenario, so one scenario's cooldown never shapes another's.
       ...(['chat', 'messages'] as const).flatMap((e) => [
-        ...['fo', 'nr', 'rl', 'rl2', 'st', 'hb', 'mid', 'cd', 'tm'].flatMap((g) => [target(`${e}-${g}-a`, `${e}-${g}-up-a`), target(`${e}-${g}-b`, `${e}-${g}-up-b`)]),
-        ...['fo', 'nr', 'rl', 'st', 'hb', 'mid', 'cd', 'tm'].map((g) => ({ display_name: `${e}-g-${g}`, routing: { targets: [{ model: `${e}-${g}-a` }, { model: `${e}-${g}-b` }] } })),
+        ...['fo', 'nr', 'rl', 'rl2', 'st', 'hb', 'eb', 'mid', 'cd', 'tm'].flatMap((g) => [target(`${e}-${g}-a`, `${e}-${g}-up-a`), target(`${e}-${g}-b`, `${e}-${g}-up-b`)]),
+        ...['fo', 'nr', 'rl', 'st', 'hb', 'eb', 'mid', 'cd', 'tm'].map((g) => ({ display_name: `${e}-g-${g}`, routing: { targets: [{ model: `${e}-${g}-a` }, { model: `${e}-${g}-b` }] } })),
         { display_name: `${e}-g-rl2`, routing: { targets: [{ model: `${e}-rl2-a` }, { model: `${e}-rl2-b` }], fallback_on_statuses: [429] } },
         target(`${e}-broken`, 'never-called', { provider_key: 'no-adapter' }),
         target(`${e}-ok`, `${e}-ok-up`),
@@ -197,6 +197,18 @@ for (const endpoint of ['chat', 'messages'] as const) {
       assert.ok(served, JSON.stringify(status));
       assert.equal(served.consecutive_failures, 0);
       assert.equal(served.cooling_down_until, null);
+    });
+
+    it('streaming: a 200 event stream with an empty body fails over: nothing had reached the caller', async () => {
+      byModel({ [`${endpoint}-eb-up-a`]: () => ({ sse: [], done: false }) });
+      const r = await ask(endpoint, `${endpoint}-g-eb`, true);
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('x-tollgate-served-by'), `${endpoint}-eb-b`);
+      assert.match(r.body, /"serve"/);
+      assert.doesNotMatch(r.body, /event: error/);
+      const [failed, terminal] = await usageRows(r.requestId, 2);
+      assert.equal(failed.error_class, 'upstream_decode');
+      assert.equal(terminal.error_class, null);
     });
 
     it('streaming: no failover once bytes reached the caller; the stream ends with an error event', async () => {

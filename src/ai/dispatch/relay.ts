@@ -208,6 +208,12 @@ export function relayStream(
         decodeFailed(out, relay.decodeError);
         return;
       }
+      if (!started && out.length === 0 && !end.complete) {
+        // The upstream ended without a byte of its stream: nothing reached the caller, so this is
+        // an ordinary attempt failure (a group fails over).
+        fail(new GatewayError('upstream_decode', 'upstream stream ended before sending any event'), 'upstream_decode');
+        return;
+      }
       start();
       if (relay.inBandError) {
         out = withoutKey(out, key);
