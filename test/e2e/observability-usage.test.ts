@@ -193,12 +193,28 @@ for (const endpoint of ['chat', 'messages'] as const) {
       assert.ok(usage.error_class !== null);
     });
 
-    test('upstream 5xx: 502, upstream_status', async () => {
-      mock.setFallback(errorReplyFor(503, 'overloaded_error', 'busy'));
+    test('upstream 5xx: 502, upstream_status, with the upstream\'s timings (it was called)', async () => {
+      mock.setFallback((req) => ({ ...errorReplyFor(503, 'overloaded_error', 'busy')(req), delayHeadersMs: 150 }));
       const r = await send(endpoint);
       assert.equal(r.status, 502);
-      const { usage } = await observe(r.id);
+      const { usage, access } = await observe(r.id);
       assert.equal(usage.error_class, 'upstream_status');
+      assert.ok(usage.upstream_ttft_ms >= 140, `upstream_ttft_ms ${usage.upstream_ttft_ms}`);
+      assert.ok(usage.upstream_latency_ms >= usage.upstream_ttft_ms);
+      assert.equal(typeof access.upstream_latency_ms, 'number');
+    });
+
+    test('a JSON answer\'s first upstream byte is its head, not the end of its body', async () => {
+      mock.setFallback((req) => {
+        const text = JSON.stringify((replyFor(TURN)(req) as { json: unknown }).json);
+        return { chunks: [text.slice(0, 10), text.slice(10)], chunkDelayMs: 300 };
+      });
+      const r = await send(endpoint);
+      assert.equal(r.status, 200);
+      const { usage } = await observe(r.id);
+      assert.ok(usage.upstream_latency_ms >= 290, `upstream_latency_ms ${usage.upstream_latency_ms}`);
+      assert.ok(usage.upstream_ttft_ms < usage.upstream_latency_ms - 200, `upstream_ttft_ms ${usage.upstream_ttft_ms}`);
+      assert.ok(usage.ttft_ms < usage.latency_ms - 200, `ttft_ms ${usage.ttft_ms}`);
     });
 
     test('client abort mid-stream: 499, client_disconnected', async () => {

@@ -39,6 +39,9 @@ useProxyFixture({
         { display_name: `${e}-g-skip`, routing: { targets: [{ model: `${e}-broken` }, { model: `${e}-ok` }] } },
       ]),
       target('retry-a', 'retry-up-a', { retries: 1 }),
+      target('lat-long', 'lat-up-long'),
+      target('lat-slow', 'lat-up-slow'),
+      { display_name: 'g-lat', routing: { strategy: 'least_latency', targets: [{ model: 'lat-long' }, { model: 'lat-slow' }] } },
       target('tier-hi', 'tier-up-hi'),
       target('tier-lo', 'tier-up-lo'),
       { display_name: 'g-retry', routing: { targets: [{ model: 'retry-a' }] } },
@@ -242,6 +245,21 @@ for (const endpoint of ['chat', 'messages'] as const) {
 }
 
 describe('model groups, endpoint-independent rules', () => {
+  it('least_latency ranks by response-head latency: a long answer that starts at once is no slow target', async () => {
+    byModel({
+      'lat-up-long': (req) => ({ ...replyFor(TEXT)(req), delayBetweenEventsMs: 120 }),
+      'lat-up-slow': (req) => ({ ...replyFor(TEXT)(req), delayHeadersMs: 250 }),
+    });
+    for (const model of ['lat-long', 'lat-slow']) assert.equal((await ask('chat', model, true)).status, 200);
+    const status: any = await (await fetch(`${gw.metricsUrl}/status/models`)).json();
+    const ewma = (m: string) => status.models.find((r: any) => r.model === m)?.latency_ewma_ms;
+    assert.ok(ewma('lat-long') < 100, `lat-long ${ewma('lat-long')}`);
+    assert.ok(ewma('lat-slow') >= 240, `lat-slow ${ewma('lat-slow')}`);
+    mock.reset();
+    byModel({});
+    assert.equal((await ask('chat', 'g-lat')).headers.get('x-tollgate-served-by'), 'lat-long');
+  });
+
   it('same-target retries follow the target model\'s `retries`, each retry with its own row', async () => {
     byModel({ 'retry-up-a': (req, nth) => (nth === 0 ? errorReplyFor(500, 'server_error', 'once')(req) : replyFor(TEXT)(req)) });
     const r = await ask('chat', 'g-retry');

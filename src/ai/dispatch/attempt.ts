@@ -121,6 +121,9 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const payload = JSON.stringify(body);
   const sentAt = performance.now();
   ctx.upstreamSentMs = sentAt - ctx.startedAt;
+  // This attempt's own timings: an earlier attempt's must not stand for it.
+  ctx.upstreamFirstByteMs = undefined;
+  ctx.upstreamEndMs = undefined;
   const result = await callUpstream({
     endpoint: upstreamEndpoint(endpoint.url),
     method: 'POST',
@@ -145,8 +148,12 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   }
   const response = result.response;
   const status = response.statusCode ?? 502;
+  const headMs = ctx.elapsedMs();
   if (status < 200 || status >= 300) {
     const read = await readUnlessGone(ctx, response, timeoutMs, 1024 * 1024);
+    // An upstream that answered with an error was still called: its timings are recorded.
+    ctx.upstreamFirstByteMs = headMs;
+    ctx.upstreamEndMs = ctx.elapsedMs();
     const classified: ClassifiedError = adapter.classifyError(status, read.ok ? read.body.toString('utf8') : '', response.headers);
     return failed({ errorClass: classified.errorClass, status, retryAfterMs: classified.retryAfterMs, error: upstreamStatusError(status, classified, t.providerKey.view.apiKey) });
   }
@@ -175,7 +182,8 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
     return failed({ errorClass: failureKind(read) as AttemptErrorClass, status: undefined, retryAfterMs: undefined, error: upstreamFailureError(read) });
   }
   ctx.upstreamEndMs = ctx.elapsedMs();
-  ctx.upstreamFirstByteMs ??= ctx.upstreamEndMs;
+  // A JSON answer's first byte is its head (a stream's is its first event, set by the relay).
+  ctx.upstreamFirstByteMs = headMs;
   const text = read.body.toString('utf8');
   const answer = native ? call.codec.nativeJson(text, call.alias) : translateJson(call, adapter, text);
   if (answer === undefined) {

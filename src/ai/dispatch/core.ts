@@ -132,7 +132,12 @@ export async function dispatch(ctx: RequestContext, call: CallerRequest, resolve
       health.finish(c.key);
     }
     if (result.ok) {
-      recordServed(ctx, health, c.key, c.cooldown, performance.now() - startedAt);
+      // least_latency ranks by response-head latency: the first upstream byte, not the whole
+      // exchange (a long answer is no slow target). A local adapter has no upstream call.
+      const headMs = ctx.upstreamFirstByteMs !== undefined && ctx.upstreamSentMs !== undefined
+        ? ctx.upstreamFirstByteMs - ctx.upstreamSentMs
+        : performance.now() - startedAt;
+      recordServed(ctx, health, c.key, c.cooldown, headMs);
       return;
     }
     const f = result.failure;
