@@ -107,6 +107,7 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
     options.metrics.inFlight.inc();
     res.once('close', () => {
       // finalize: exactly once, whatever happened.
+      ctx.latencyMs();
       if (!res.writableFinished) {
         // A response the gateway cut itself (an upstream failure after the head) keeps the
         // failure's status; otherwise the client left first.

@@ -61,6 +61,8 @@ export class RequestContext {
   limits: RequestHold | undefined = undefined;
   /** Time to the first upstream body byte, ms since start. */
   upstreamFirstByteMs: number | undefined = undefined;
+  /** See latencyMs(). */
+  private finishedMs: number | undefined = undefined;
   /** When the serving attempt's upstream request was sent, ms since start. */
   upstreamSentMs: number | undefined = undefined;
   /** When the serving attempt's upstream response ended (body read or stream settled), ms since start. */
@@ -122,6 +124,14 @@ export class RequestContext {
 
   elapsedMs(): number {
     return performance.now() - this.startedAt;
+  }
+
+  /**
+   * Request received → response finished: fixed by its first call, at finalize, so that every
+   * record of the request (access line, metrics, usage event) carries the same latency.
+   */
+  latencyMs(): number {
+    return (this.finishedMs ??= this.elapsedMs());
   }
 
   fail(kind: string, message: string): void {

@@ -50,7 +50,7 @@ export function requestSample(ctx: RequestContext, names: readonly NameLabel[], 
     };
   }
   const usage = ctx.usage;
-  const elapsed = ctx.elapsedMs();
+  const elapsed = ctx.latencyMs();
   return {
     endpoint: ctx.endpoint === '' ? 'other' : ctx.endpoint,
     llm: ctx.operation !== undefined,

@@ -311,7 +311,8 @@ const span = (from: number | undefined, to: number | undefined): number | null =
 export function usageEventFrom(ctx: RequestContext, attempt?: AttemptRow): UsageEvent {
   const u = attempt === undefined ? ctx.usage : undefined;
   const status = attempt?.status ?? ctx.status;
-  const latency = round(ctx.elapsedMs());
+  // A failed attempt's row is written when the attempt fails; the terminal row at finalize.
+  const latency = round(attempt === undefined ? ctx.latencyMs() : ctx.elapsedMs());
   const terminal = attempt === undefined;
   return {
     type: 'usage',

@@ -166,7 +166,7 @@ export class PassthroughExchange {
         dispatched: this.dispatched,
         stream: this.stream,
         tokens: this.tokens,
-        latencyMs: this.ctx.elapsedMs(),
+        latencyMs: this.ctx.latencyMs(),
         ttftMs: this.ttftMs,
         clientIdentity: this.clientIdentity,
       }, new Date()), usageRequest(this.ctx, this.route.authHeader));

@@ -124,6 +124,7 @@ async function observe(id: string): Promise<Observed> {
   assert.equal(usage.status_code, usage.status);
   assert.equal(usage.error_class, access.error_kind ?? null, `${id}: error_class = error_kind`);
   assert.equal(usage.error_message, access.error ?? null, `${id}: error_message = access-log text`);
+  assert.ok(Math.abs(usage.latency_ms - access.latency_ms) <= 0.001, `${id}: one latency (usage ${usage.latency_ms}, access ${access.latency_ms})`);
   let fileRow: any;
   const deadline = Date.now() + 3000;
   while ((fileRow = fileRows().find((r) => r.request_id === id)) === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
