@@ -3,6 +3,7 @@
 // (SIGTERM/SIGINT).
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Server } from 'node:http';
 import { loadConfig, parseAddr } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -126,6 +127,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     }
     flushLogger(logger);
   });
+  const LIMITER_CLOSE_MS = 2000;
   const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
@@ -141,8 +143,9 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
       setTimeout(() => {
         void drain(listeners, admin?.app.server, config, logger).then(async () => {
           closeUpstreamPools();
-          void limiter.close();
-          await obs.close();
+          // The limit releases of the requests drain cut reach a shared store before it closes;
+          // an unreachable store does not hold the exit.
+          await Promise.all([Promise.race([limiter.close(), sleep(LIMITER_CLOSE_MS)]), obs.close()]);
           logger.info('drain complete');
           flushLogger(logger);
           resolve(0);

@@ -3,6 +3,9 @@ import http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** How long a drain waits for the requests it cut to finalize. */
+const CUT_FINALIZE_MS = 1000;
+
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface Listener {
@@ -67,7 +70,17 @@ export async function listen(options: ListenOptions): Promise<Listener> {
           idleWaiter = undefined;
           clearTimeout(timer);
           server.closeAllConnections();
-          resolve({ timedOut });
+          if (inFlight === 0) {
+            resolve({ timedOut });
+            return;
+          }
+          // The cut requests still finalize (usage rows, limit releases) as their sockets close:
+          // wait for that, briefly, before the caller shuts the sinks and stores they write to.
+          const bound = setTimeout(() => resolve({ timedOut }), CUT_FINALIZE_MS);
+          idleWaiter = () => {
+            clearTimeout(bound);
+            resolve({ timedOut });
+          };
         };
         const timer = setTimeout(() => finish(true), Math.max(0, timeoutMs));
         if (inFlight === 0) finish(false);

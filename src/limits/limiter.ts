@@ -170,6 +170,9 @@ export class Limiter {
       this.recovered();
     } catch (err) {
       this.failed('admit', err);
+      // A timed-out admit may still run once the store answers again, holding this lease until
+      // concurrency_ttl_secs: release it behind the admit (the store runs commands in order).
+      if (slots.length > 0) this.track(this.attempt(() => store.release(slots.map((sl) => sl.key), leaseId), undefined));
       if (this.fallback === undefined || this.failureMode === 'fail_closed') {
         throw new GatewayError('rate_limit_unavailable', 'rate limit store unavailable', { cause: err });
       }
@@ -205,7 +208,7 @@ export class Limiter {
     if (tokens > 0 && tokenCounters.length > 0) this.charge(tokenCounters, tokens);
     if (handle.slotKeys.length > 0) {
       const store = handle.store;
-      void this.attempt(() => store.release(handle.slotKeys, handle.leaseId), store === this.store ? 'release' : undefined);
+      this.track(this.attempt(() => store.release(handle.slotKeys, handle.leaseId), store === this.store ? 'release' : undefined));
     }
   }
 
@@ -286,10 +289,19 @@ export class Limiter {
     return this.live.size;
   }
 
+  /** Releases under way; close() lets them reach the store first. */
+  private readonly pending = new Set<Promise<void>>();
+
+  private track(p: Promise<void>): void {
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p));
+  }
+
   async close(): Promise<void> {
     if (this.renewTimer !== undefined) clearInterval(this.renewTimer);
     this.renewTimer = undefined;
     this.live.clear();
+    await Promise.all(this.pending);
     await this.store.close();
     await this.fallback?.close();
   }

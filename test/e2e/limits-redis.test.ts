@@ -32,6 +32,9 @@ const resources = (mockUrl: string) => ({
     { display_name: 'shared', provider: 'openai', model_name: 'shared-up', provider_key: 'up', rate_limit: { rpm: 3 } },
     { display_name: 'lease', provider: 'openai', model_name: 'lease-up', provider_key: 'up', rate_limit: { concurrency: 1 } },
     { display_name: 'local', provider: 'openai', model_name: 'local-up', provider_key: 'up', rate_limit: { rpm: 2 } },
+    { display_name: 'drained', provider: 'openai', model_name: 'drained-up', provider_key: 'up', rate_limit: { concurrency: 5 } },
+    // rph: a counter only this model has, to see that its admit ran.
+    { display_name: 'stalled', provider: 'openai', model_name: 'stalled-up', provider_key: 'up', rate_limit: { rph: 1000, concurrency: 1 } },
   ],
   api_keys: [{ display_name: 'caller', key_env: 'E2E_LIMITS_REDIS_KEY', allowed_models: ['*'] }],
 });
@@ -104,6 +107,28 @@ describe('limits in Redis', () => {
     assert.equal(held, 0);
   });
 
+  it('streams cut by the drain timeout give their leases back before the gateway exits', async () => {
+    const own = `${prefix}drain:`;
+    const gw = await startGateway({
+      config: testConfig({ shutdown: { min_drain_secs: 0, drain_timeout_secs: 1 }, ratelimit: { ...shared, concurrency_ttl_secs: 300, redis: { ...shared.redis, key_prefix: own } } }),
+      resources: resources(mock.url),
+      env: { E2E_LIMITS_REDIS_KEY: KEY },
+    });
+    gateways.push(gw);
+    mock.setFallback((req) => ({ ...replyFor(LONG)(req), delayBetweenEventsMs: 200 }));
+    const streams = [1, 2, 3].map(() => ask(gw, 'drained', true).catch(() => undefined));
+    let key: string | undefined;
+    for (let i = 0; i < 100 && ((key = (await redis.keys(`${own}*:conc`))[0]) === undefined || (await redis.zcard(key)) < 3); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(key !== undefined);
+    assert.equal(await redis.zcard(key), 3);
+    gw.signal('SIGTERM');
+    assert.equal((await gw.exited).code, 0);
+    await Promise.all(streams);
+    assert.equal(await redis.zcard(key), 0, 'no lease left for concurrency_ttl_secs');
+  });
+
   it('a lease deleted from Redis mid-stream ends the stream; usage records 429 rate_limit_lease_lost', async () => {
     mock.setFallback((req) => ({ ...replyFor(LONG)(req), delayBetweenEventsMs: 100 }));
     const res = await fetch(`${a.proxyUrl}/v1/chat/completions`, {
@@ -171,9 +196,10 @@ describe('Redis unreachable', () => {
   });
 });
 
-/** A TCP relay to the real Redis that the test can cut, as if Redis stopped. */
-async function redisRelay(): Promise<{ port: number; cut(): void }> {
+/** A TCP relay to the real Redis that the test can cut, as if Redis stopped, or stall and resume. */
+async function redisRelay(): Promise<{ port: number; cut(): void; stall(): void; resume(): void }> {
   const sockets = new Set<net.Socket>();
+  const clients = new Map<net.Socket, net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(6379, '127.0.0.1');
     sockets.add(client).add(upstream);
@@ -185,6 +211,7 @@ async function redisRelay(): Promise<{ port: number; cut(): void }> {
     upstream.on('error', close).on('close', close);
     client.pipe(upstream);
     upstream.pipe(client);
+    clients.set(client, upstream);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -193,10 +220,43 @@ async function redisRelay(): Promise<{ port: number; cut(): void }> {
       server.close();
       for (const s of sockets) s.destroy();
     },
+    // Commands sent meanwhile wait in the relay, and reach Redis in order on resume.
+    stall() {
+      for (const [client, upstream] of clients) {
+        client.unpipe(upstream);
+        client.pause();
+      }
+    },
+    resume() {
+      for (const [client, upstream] of clients) client.pipe(upstream);
+    },
   };
 }
 
 describe('Redis stopped mid-run', () => {
+  it('an admit that timed out on a stalled Redis leaves no lease behind once Redis runs it', async () => {
+    const relay = await redisRelay();
+    const own = `${prefix}stall:`;
+    const gw = await gateway({ ...shared, concurrency_ttl_secs: 300, redis: { url: `redis://127.0.0.1:${relay.port}`, key_prefix: own, command_timeout_ms: 200 } });
+    mock.setFallback(replyFor(TEXT));
+    assert.equal((await ask(gw, 'local')).status, 200); // the connection is up
+    relay.stall();
+    assert.equal((await ask(gw, 'stalled', true)).status, 200, 'fail_open: served on local counters');
+    relay.resume();
+    let ran = false;
+    for (let i = 0; i < 100 && !(ran = (await redis.keys(`${own}*:r:3600:*`)).length > 0); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(ran, 'the stalled admit ran once Redis answered');
+    // An emptied ZSET is deleted: no lease key, or none with a member.
+    const held = async () => (await Promise.all((await redis.keys(`${own}*:conc`)).map((k) => redis.zcard(k)))).reduce((a, b) => a + b, 0);
+    let n = await held();
+    for (let i = 0; i < 50 && n > 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      n = await held();
+    }
+    assert.equal(n, 0, 'its lease was released behind it');
+    relay.cut();
+  });
+
   it('fail_open: counting moves to local counters when Redis goes away; the outage is logged once and counted', async () => {
     const relay = await redisRelay();
     const gw = await gateway({ ...shared, redis: { url: `redis://127.0.0.1:${relay.port}`, key_prefix: `${prefix}mid:`, command_timeout_ms: 200 } });
