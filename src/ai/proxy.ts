@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError, isGatewayError } from '../lib/errors.ts';
 import { RequestContext } from '../http/context.ts';
+import { originForm } from '../http/request-target.ts';
 import { sendBody, sendEmpty, sendJson } from '../http/respond.ts';
 import type { ClientIpResolver } from '../http/real-ip.ts';
 import { requestIdFrom } from '../http/request-id.ts';
@@ -140,7 +141,8 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       }
     });
     // Spec 3 rule 4: the rewrite runs first; the host stage, typed routes and path stage all see its result.
-    const url = rewriteUrl === undefined ? (req.url ?? '/') : rewriteUrl(req.url ?? '/');
+    const target = originForm(req.url ?? '/');
+    const url = rewriteUrl === undefined ? target : rewriteUrl(target);
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     // Pass-through host stage: a route claiming the inbound host runs before the typed routes.

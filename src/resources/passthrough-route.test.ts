@@ -56,7 +56,7 @@ test('hosts are lowercased', () => {
 });
 
 test('a path-only route cannot claim the gateway\'s own prefixes; a host route may', () => {
-  for (const p of ['/v1', '/v1/files', '/mcp', '/a2a/x', '/admin', '/livez', '/readyz', '/metrics']) {
+  for (const p of ['/v1', '/v1/files', '/mcp', '/a2a/x', '/admin', '/livez', '/readyz', '/metrics', '/']) {
     routeErrors({ ...base, path_prefix: p })([
       '.path_prefix: a route without hosts cannot claim /v1, /mcp, /a2a, /admin, /livez, /readyz or /metrics',
     ]);

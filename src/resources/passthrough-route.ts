@@ -93,7 +93,8 @@ export function checkPassthroughRoute(doc: PassthroughRouteDoc, report: Report, 
   if (doc.path_prefix === undefined && !hasHosts) report([], 'needs path_prefix, hosts or both');
   if (doc.path_prefix !== undefined) {
     checkPathPrefix(doc.path_prefix, report);
-    if (!hasHosts && RESERVED_PREFIX.test(doc.path_prefix)) {
+    // `/` would claim every path, the reserved ones included.
+    if (!hasHosts && (RESERVED_PREFIX.test(doc.path_prefix) || doc.path_prefix === '/')) {
       report(['path_prefix'], 'a route without hosts cannot claim /v1, /mcp, /a2a, /admin, /livez, /readyz or /metrics');
     }
   }

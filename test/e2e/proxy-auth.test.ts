@@ -2,6 +2,7 @@
 // unauthenticated probes, against the spawned CLI and a mock OpenAI upstream.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Gateway } from '../harness/spawn.ts';
@@ -213,6 +214,19 @@ test('/v1/models lists the concrete aliases the key may use; no wildcard pattern
   assert.deepEqual(await modelIds(KEYS.glob), ['openai/special']);
   assert.deepEqual(await modelIds(KEYS.none), []);
   assert.equal(mock.requests.length, 0);
+});
+
+test('a request target in absolute form (GET http://host/v1/models) reaches the same route', async () => {
+  const { hostname, port } = new URL(gw.proxyUrl);
+  const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = http.request({ host: hostname, port, path: `http://${hostname}:${port}/v1/models?x=1`, headers: { authorization: `Bearer ${KEYS.limited}` } }, (r) => {
+      let body = '';
+      r.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+    });
+    req.on('error', reject).end();
+  });
+  assert.equal(res.status, 200, res.body);
+  assert.deepEqual(JSON.parse(res.body).data.map((m: { id: string }) => m.id), ['fast']);
 });
 
 test('/v1/models through the SDK', async () => {
