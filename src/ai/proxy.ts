@@ -141,12 +141,13 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       }
     });
     // Spec 3 rule 4: the rewrite runs first; the host stage, typed routes and path stage all see its result.
-    const target = originForm(req.url ?? '/');
-    const url = rewriteUrl === undefined ? target : rewriteUrl(target);
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    // Pass-through host stage: a route claiming the inbound host runs before the typed routes.
+    const url = rewriteUrl === undefined ? (req.url ?? '/') : rewriteUrl(req.url ?? '/');
+    // Pass-through host stage: a route claiming the inbound host runs before the typed routes
+    // (for an absolute-form target, the host it names).
     if (handleHostStage(ctx, options, url)) return;
+    const local = originForm(url);
+    const q = local.indexOf('?');
+    const path = q < 0 ? local : local.slice(0, q);
     const r = ROUTES.get(path);
     if (r === undefined) {
       // Pass-through path stage; an unclaimed /passthrough/* path falls through to the empty 404.

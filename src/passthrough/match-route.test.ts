@@ -82,9 +82,10 @@ test('equal claims resolve to the smallest id, whatever the file order', () => {
   assert.equal(reversed.pathOnly.get('/tie')!.id, smallest);
 });
 
-test('a "/" prefix claims every path', () => {
-  const all = compileRoutes(snapshotOf({ passthrough_routes: [r('all', { path_prefix: '/' }), r('x', { path_prefix: '/x' })] }));
-  assert.equal(matchPathStage(all, '', '/anything/here')?.route.name, 'all');
-  assert.equal(matchPathStage(all, '', '/')?.route.name, 'all');
-  assert.equal(matchPathStage(all, '', '/x/y')?.route.name, 'x');
+test('a "/" prefix on a host route claims every path of that host (a path-only route may not claim "/")', () => {
+  const h = 'all.example.com';
+  const all = compileRoutes(snapshotOf({ passthrough_routes: [r('all', { hosts: [h], path_prefix: '/' }), r('x', { hosts: [h], path_prefix: '/x' })] }));
+  assert.equal(matchHostStage(all, h, '/anything/here')?.route.name, 'all');
+  assert.equal(matchHostStage(all, h, '/')?.route.name, 'all');
+  assert.equal(matchHostStage(all, h, '/x/y')?.route.name, 'x');
 });
