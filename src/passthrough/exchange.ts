@@ -108,11 +108,26 @@ export class PassthroughExchange {
     }
   }
 
+  /**
+   * Set while the upstream call awaits its head: stops that call, so that a failure handed to
+   * `end` meanwhile is answered at once rather than when the upstream answers.
+   */
+  stopUpstream: (() => void) | undefined = undefined;
+
   /** End the response from outside (an admit check's reservation was lost). */
   end(failure: ResponseFailure): void {
     if (this.finalized) return;
-    if (this.endHandler !== undefined) this.endHandler(failure);
-    else this.pendingEnd ??= failure;
+    if (this.endHandler !== undefined) {
+      this.endHandler(failure);
+      return;
+    }
+    this.pendingEnd ??= failure;
+    this.stopUpstream?.();
+  }
+
+  /** Whether `end` was called before the relay started. */
+  get endPending(): boolean {
+    return this.pendingEnd !== undefined;
   }
 
   /** A failure handed to `end` before the relay started. */

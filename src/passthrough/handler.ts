@@ -226,10 +226,25 @@ async function run(
     body: body.length > 0 ? body : undefined,
     connectTimeoutMs: options.upstream.connectTimeoutMs,
     headersTimeoutMs: timeoutMs,
-    cancel: ctx,
+    // The call stops when the caller leaves, or when a reservation is lost before the head.
+    cancel: {
+      onCancel(stop) {
+        x.stopUpstream = stop;
+        const off = ctx.onCancel(stop);
+        if (x.endPending) stop();
+        return () => {
+          x.stopUpstream = undefined;
+          off();
+        };
+      },
+    },
   });
   if (!result.ok) {
-    if (result.kind === 'aborted') return; // the caller left; finalize records 499
+    if (result.kind === 'aborted') {
+      const lost = x.takePendingEnd();
+      if (lost !== undefined) x.answerError(lost.error, lost.errorClass);
+      return; // otherwise the caller left; finalize records 499
+    }
     if (result.kind === 'timeout') x.answerError(passthroughError('upstream_timeout', result.message), 'timeout');
     else x.answerError(passthroughError('upstream_transport', result.message), 'transport');
     return;

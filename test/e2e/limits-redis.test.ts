@@ -36,7 +36,8 @@ const resources = (mockUrl: string) => ({
     // rph: a counter only this model has, to see that its admit ran.
     { display_name: 'stalled', provider: 'openai', model_name: 'stalled-up', provider_key: 'up', rate_limit: { rph: 1000, concurrency: 1 } },
   ],
-  api_keys: [{ display_name: 'caller', key_env: 'E2E_LIMITS_REDIS_KEY', allowed_models: ['*'] }],
+  api_keys: [{ display_name: 'caller', key_env: 'E2E_LIMITS_REDIS_KEY', allowed_models: ['*'], allowed_routes: ['*'] }],
+  passthrough_routes: [{ name: 'pt', path_prefix: '/passthrough/pt', target_url: mockUrl, provider_key: 'up' }],
 });
 
 async function gateway(ratelimit: object): Promise<Gateway> {
@@ -162,6 +163,35 @@ describe('limits in Redis', () => {
     // The upstream call was cancelled too.
     await new Promise((r) => setTimeout(r, 200));
     assert.ok(mock.aborted >= 1);
+  });
+});
+
+describe('Redis leases on pass-through routes', () => {
+  let gw: Gateway;
+  before(async () => {
+    gw = await gateway({ ...shared, redis: { ...shared.redis, key_prefix: `${prefix}pt:` } });
+  });
+
+  it('a lease lost before the upstream\'s head ends the call at once with 429 and cancels the upstream request', async () => {
+    mock.setFallback((req) => ({ ...replyFor(TEXT)(req), delayHeadersMs: 3000 }));
+    const abortedBefore = mock.aborted;
+    const started = Date.now();
+    const answer = fetch(`${gw.proxyUrl}/passthrough/pt/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ model: 'lease', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    let keys: string[] = [];
+    for (let i = 0; i < 100 && (keys = await redis.keys(`${prefix}pt:*:conc`)).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(keys.length, 1, 'the model\'s concurrency slot is held');
+    await redis.del(keys[0]);
+    const res = await answer;
+    const body = await res.text();
+    assert.equal(res.status, 429, body);
+    assert.match(body, /distributed concurrency lease was lost/);
+    assert.ok(Date.now() - started < 2000, `answered after ${Date.now() - started} ms (the upstream head was due at 3000)`);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(mock.aborted, abortedBefore + 1, 'the upstream request was cancelled');
   });
 });
 
