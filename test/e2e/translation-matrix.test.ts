@@ -30,6 +30,8 @@ useProxyFixture({
     models: [
       { display_name: 'm-openai', provider: 'openai', model_name: 'gpt-4o-up', provider_key: 'oa' },
       { display_name: 'm-anthropic', provider: 'anthropic', model_name: 'claude-up', provider_key: 'an' },
+      { display_name: 'g-mixed', routing: { targets: [{ model: 'm-openai' }, { model: 'm-anthropic' }] } },
+      { display_name: 'g-openai', routing: { targets: [{ model: 'm-openai' }] } },
     ],
     api_keys: [{ display_name: 'caller', key_env: 'E2E_MATRIX_KEY', allowed_models: ['*'] }],
   }),
@@ -436,6 +438,21 @@ describe('count_tokens', () => {
     assert.equal(r.input_tokens, 42);
     assert.equal(mock.requests.at(-1)!.url, '/v1/messages/count_tokens');
     assert.equal(mock.requests.at(-1)!.json.model, 'claude-up');
+  });
+
+  it('on a group, is served by its messages-family targets (the others are passed over); a group without one gets the 400', async () => {
+    mock.setFallback({ json: { input_tokens: 7 } });
+    const r = await anthropic.messages.countTokens({ model: 'g-mixed', messages: [{ role: 'user', content: 'count me' }] });
+    assert.equal(r.input_tokens, 7);
+    assert.equal(mock.requests.at(-1)!.json.model, 'claude-up');
+    const before = mock.requests.length;
+    const err: any = await anthropic.messages.countTokens({ model: 'g-openai', messages: [{ role: 'user', content: 'count me' }] }).then(
+      () => assert.fail('expected 400'),
+      (e: unknown) => e,
+    );
+    assert.equal(err.status, 400);
+    assert.match(err.error.error.message, /only available for messages-family/);
+    assert.equal(mock.requests.length, before);
   });
 
   it('is rejected with a clear 400 for other targets, before any upstream call', async () => {

@@ -101,7 +101,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
       errorClass: 'invalid_request',
       status: undefined,
       retryAfterMs: undefined,
-      error: new GatewayError('invalid_request', `model '${call.alias}' does not support /v1/messages/count_tokens: token counting is only available for messages-family (anthropic) targets`, { publicCode: null }),
+      error: countTokensUnsupported(call.alias),
     });
   }
   const { body, native } = planned;
@@ -249,4 +249,9 @@ function forwardedHeaders(ctx: RequestContext, native: boolean, call: CallerRequ
     if (typeof v === 'string' && v !== '') (out ??= {})[name] = v;
   }
   return out;
+}
+
+/** The refusal of count_tokens for a model none of whose targets is messages-family. */
+export function countTokensUnsupported(alias: string): GatewayError {
+  return new GatewayError('invalid_request', `model '${alias}' does not support /v1/messages/count_tokens: token counting is only available for messages-family (anthropic) targets`, { publicCode: null });
 }

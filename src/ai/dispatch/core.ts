@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestContext } from '../../http/context.ts';
 import type { ResolvedModel, Snapshot } from '../../snapshot/snapshot.ts';
 import { GatewayError } from '../../lib/errors.ts';
-import { attempt, type AttemptFailure, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
+import { attempt, countTokensUnsupported, type AttemptFailure, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
 import { directCooldown, directRetries, groupPlan, type GroupTarget } from './groups.ts';
 import type { CooldownPolicy, HealthTracker } from './health.ts';
 import { attemptKind, backoffDelayMs, decideNext, retrySettings, type AttemptErrorClass, type Decision, type RetrySettings } from './retry-policy.ts';
@@ -82,7 +82,12 @@ function candidates(ctx: RequestContext, call: CallerRequest, resolved: Resolved
     };
   }
   const plan = groupPlan(deps.snapshot, entry, deps.settings.retries);
-  const selection = selectTargets(plan.state, deps.health, { hash: hashSources(ctx) });
+  // Token counting is served natively only: the group's messages-family targets serve it.
+  const eligible = call.operation === 'count_tokens'
+    ? (t: CandidateSpec) => t.entry.providerKey?.adapter?.speaks.includes(call.codec.protocol) === true
+    : undefined;
+  const selection = selectTargets(plan.state, deps.health, { hash: hashSources(ctx), eligible });
+  if (selection.mode === 'none_eligible') throw countTokensUnsupported(call.alias);
   if (selection.targets.length === 0) {
     throw new GatewayError('all_candidates_unavailable', `all targets of model '${call.alias}' are unavailable`, {
       headers: { 'retry-after': String(ALL_UNAVAILABLE_RETRY_AFTER_S) },
