@@ -25,6 +25,9 @@ import { passthroughLimitCheck } from '../limits/passthrough.ts';
 import { createProxyHandler, type Lifecycle } from '../ai/proxy.ts';
 import type { Resources } from '../resources/types.ts';
 
+/** Longest wait at shutdown for the limit store to take the last releases and close. */
+const LIMITER_CLOSE_MS = 2000;
+
 export const DEMO_RESOURCES = fileURLToPath(new URL('../../examples/demo.resources.yaml', import.meta.url));
 
 function counts(r: Resources): Record<string, number> {
@@ -127,7 +130,6 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     }
     flushLogger(logger);
   });
-  const LIMITER_CLOSE_MS = 2000;
   const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {

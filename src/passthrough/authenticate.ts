@@ -43,19 +43,13 @@ function bearer(value: string | undefined): string | undefined {
  * order. Both are tried: a caller may send its own upstream token in Authorization (relayed when
  * the route names it) and the gateway key in x-api-key.
  */
-function gatewayKeys(headers: IncomingHttpHeaders): Presented[] {
-  const out: Presented[] = [];
+function gatewayKeys(headers: IncomingHttpHeaders): string[] {
+  const out: string[] = [];
   const fromBearer = bearer(headers.authorization);
-  if (fromBearer !== undefined) out.push({ header: 'authorization', key: fromBearer });
+  if (fromBearer !== undefined) out.push(fromBearer);
   const x = single(headers['x-api-key'])?.trim();
-  if (x !== undefined && x !== '' && x !== fromBearer) out.push({ header: 'x-api-key', key: x });
+  if (x !== undefined && x !== '' && x !== fromBearer) out.push(x);
   return out;
-}
-
-/** A key presented by the caller, and the header it came in. */
-interface Presented {
-  readonly header: string;
-  readonly key: string;
 }
 
 /** header_key: the named header's value, a `Bearer ` scheme tolerated. */
@@ -87,10 +81,10 @@ export function authenticateRoute(
     key = route.anonymousKeyId === undefined ? undefined : routes.keysById.get(route.anonymousKeyId);
     if (key === undefined) return { ok: false, key, error: passthroughError('invalid_api_key', 'the route\'s anonymous principal does not exist') };
   } else {
-    let presented: Presented[];
+    let presented: string[];
     if (route.authMode === 'header_key') {
       const k = headerKey(headers, route.authHeader!);
-      presented = k === undefined ? [] : [{ header: route.authHeader!, key: k }];
+      presented = k === undefined ? [] : [k];
     } else {
       presented = gatewayKeys(headers);
     }
@@ -101,9 +95,9 @@ export function authenticateRoute(
       return { ok: false, key, error: passthroughError('missing_api_key', message) };
     }
     for (const p of presented) {
-      key = snapshot.apiKeysByHash.get(hashKey(p.key));
+      key = snapshot.apiKeysByHash.get(hashKey(p));
       if (key !== undefined) {
-        if (route.authMode === 'gateway_key') gatewayKey = p.key;
+        if (route.authMode === 'gateway_key') gatewayKey = p;
         break;
       }
     }

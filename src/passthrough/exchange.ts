@@ -2,6 +2,7 @@
 // usage event (exactly one per request, emitted once the response is closed and any side
 // decoding of the body has finished) and the release of what admit checks hold.
 import type { RequestContext } from '../http/context.ts';
+import type { CancelSource } from '../http/upstream.ts';
 import { sendBody } from '../http/respond.ts';
 import { usageRequest, type UsageSink } from '../observability/usage-events.ts';
 import type { ApiKeyEntry } from '../snapshot/snapshot.ts';
@@ -108,11 +109,27 @@ export class PassthroughExchange {
     }
   }
 
+  /** Set while the upstream call awaits its head: stops that call. */
+  private stopUpstream: (() => void) | undefined = undefined;
+
   /**
-   * Set while the upstream call awaits its head: stops that call, so that a failure handed to
-   * `end` meanwhile is answered at once rather than when the upstream answers.
+   * The upstream call's cancellation: when the caller leaves, or when `end` is called before the
+   * head (a reservation lost), so that the failure is answered at once rather than when the
+   * upstream answers.
    */
-  stopUpstream: (() => void) | undefined = undefined;
+  upstreamCancel(): CancelSource {
+    return {
+      onCancel: (stop) => {
+        this.stopUpstream = stop;
+        const off = this.ctx.onCancel(stop);
+        if (this.pendingEnd !== undefined) stop();
+        return () => {
+          this.stopUpstream = undefined;
+          off();
+        };
+      },
+    };
+  }
 
   /** End the response from outside (an admit check's reservation was lost). */
   end(failure: ResponseFailure): void {
@@ -125,10 +142,6 @@ export class PassthroughExchange {
     this.stopUpstream?.();
   }
 
-  /** Whether `end` was called before the relay started. */
-  get endPending(): boolean {
-    return this.pendingEnd !== undefined;
-  }
 
   /** A failure handed to `end` before the relay started. */
   takePendingEnd(): ResponseFailure | undefined {

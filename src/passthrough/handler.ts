@@ -226,18 +226,7 @@ async function run(
     body: body.length > 0 ? body : undefined,
     connectTimeoutMs: options.upstream.connectTimeoutMs,
     headersTimeoutMs: timeoutMs,
-    // The call stops when the caller leaves, or when a reservation is lost before the head.
-    cancel: {
-      onCancel(stop) {
-        x.stopUpstream = stop;
-        const off = ctx.onCancel(stop);
-        if (x.endPending) stop();
-        return () => {
-          x.stopUpstream = undefined;
-          off();
-        };
-      },
-    },
+    cancel: x.upstreamCancel(),
   });
   if (!result.ok) {
     if (result.kind === 'aborted') {
