@@ -300,9 +300,11 @@ export interface AttemptRow {
   billable: false;
 }
 
-const round = (ms: number): number => Math.round(ms * 1000) / 1000;
-const span = (from: number | undefined, to: number | undefined): number | null =>
-  from === undefined || to === undefined || to < from ? null : round(to - from);
+/** A duration as stored: milliseconds to the microsecond. */
+export const roundMs = (ms: number): number => Math.round(ms * 1000) / 1000;
+/** The stored duration between two instants (ms since request start); null when either is missing. */
+export const spanMs = (from: number | undefined, to: number | undefined): number | null =>
+  from === undefined || to === undefined || to < from ? null : roundMs(to - from);
 
 /**
  * The usage event of a model-serving request, from its context: the terminal row at finalize, or
@@ -312,7 +314,7 @@ export function usageEventFrom(ctx: RequestContext, attempt?: AttemptRow): Usage
   const u = attempt === undefined ? ctx.usage : undefined;
   const status = attempt?.status ?? ctx.status;
   // A failed attempt's row is written when the attempt fails; the terminal row at finalize.
-  const latency = round(attempt === undefined ? ctx.latencyMs() : ctx.elapsedMs());
+  const latency = roundMs(attempt === undefined ? ctx.latencyMs() : ctx.elapsedMs());
   const terminal = attempt === undefined;
   return {
     type: 'usage',
@@ -338,14 +340,14 @@ export function usageEventFrom(ctx: RequestContext, attempt?: AttemptRow): Usage
     cache_creation_tokens: u?.cacheCreationTokens ?? null,
     reasoning_tokens: u?.reasoningTokens ?? null,
     latency_ms: latency,
-    ttft_ms: ctx.upstreamFirstByteMs === undefined ? null : round(ctx.upstreamFirstByteMs),
+    ttft_ms: ctx.upstreamFirstByteMs === undefined ? null : roundMs(ctx.upstreamFirstByteMs),
     passthrough_route_name: null,
     client_identity: null,
     upstream_model: ctx.upstreamModel ?? null,
     downstream_latency_ms: latency,
-    downstream_ttft_ms: terminal && ctx.downstreamFirstByteMs !== undefined ? round(ctx.downstreamFirstByteMs) : null,
-    upstream_latency_ms: terminal ? span(ctx.upstreamSentMs, ctx.upstreamEndMs) : null,
-    upstream_ttft_ms: terminal ? span(ctx.upstreamSentMs, ctx.upstreamFirstByteMs) : null,
+    downstream_ttft_ms: terminal && ctx.downstreamFirstByteMs !== undefined ? roundMs(ctx.downstreamFirstByteMs) : null,
+    upstream_latency_ms: terminal ? spanMs(ctx.upstreamSentMs, ctx.upstreamEndMs) : null,
+    upstream_ttft_ms: terminal ? spanMs(ctx.upstreamSentMs, ctx.upstreamFirstByteMs) : null,
     // The rest of the field list in the same literal: one object shape for every event, no
     // properties added later (completeUsageEvent then has nothing to do).
     applied_guardrails: NO_GUARDRAILS,

@@ -32,7 +32,6 @@ export class PassthroughExchange {
   tokens: TokenCounts | undefined = undefined;
   /** The event-stream tap, whose in-band error decides the recorded status. */
   tap: EventStreamTap | undefined = undefined;
-  ttftMs: number | undefined = undefined;
 
   /** The recorded status when it is not the one sent (a stream or body the gateway had to end). */
   private endStatus: number | undefined = undefined;
@@ -195,7 +194,10 @@ export class PassthroughExchange {
         stream: this.stream,
         tokens: this.tokens,
         latencyMs: this.ctx.latencyMs(),
-        ttftMs: this.ttftMs,
+        upstreamSentMs: this.ctx.upstreamSentMs,
+        upstreamFirstByteMs: this.ctx.upstreamFirstByteMs,
+        upstreamEndMs: this.ctx.upstreamEndMs,
+        downstreamFirstByteMs: this.ctx.downstreamFirstByteMs,
         clientIdentity: this.clientIdentity,
       }, new Date()), usageRequest(this.ctx, this.route.authHeader));
     };

@@ -218,6 +218,7 @@ async function run(
   const base = route.target === undefined ? preserveHostEndpoint(x.host, tls) : route.target.endpoint;
   const timeoutMs = exchangeTimeoutMs(route.timeoutMs, options.upstream);
   const sentAt = performance.now();
+  ctx.upstreamSentMs = sentAt - ctx.startedAt;
   x.dispatched = true;
   const result = await callUpstream({
     endpoint: { ...base, path },

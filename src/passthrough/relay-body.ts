@@ -52,9 +52,13 @@ export function relayBody(
   const status = response.statusCode ?? 502;
   const rawHeaders = response.rawHeaders;
 
+  // The first byte of a body that is not an event stream is its head, as on the model path.
+  ctx.upstreamFirstByteMs = ctx.elapsedMs();
   const method = ctx.req.method ?? 'GET';
   if (method === 'HEAD' || status === 204 || status === 304) {
     ctx.status = status;
+    ctx.upstreamEndMs = ctx.upstreamFirstByteMs;
+    ctx.downstreamFirstByteMs = ctx.elapsedMs();
     res.writeHead(status, relayedResponseHeaders(rawHeaders, ctx.requestId, { dropContentLength: false }));
     res.end();
     response.resume();
@@ -70,6 +74,7 @@ export function relayBody(
 
     const stop = (): void => {
       finished = true;
+      ctx.upstreamEndMs = ctx.elapsedMs();
       if (timer !== undefined) clearTimeout(timer);
       unsubscribe();
       x.setEndHandler(undefined);
@@ -102,6 +107,7 @@ export function relayBody(
       }
       streaming = true;
       ctx.status = status;
+      ctx.downstreamFirstByteMs = ctx.elapsedMs();
       res.writeHead(status, relayedResponseHeaders(rawHeaders, ctx.requestId, { dropContentLength: false }));
       for (const c of chunks) writeChunk(ctx, c);
       chunks.length = 0;
@@ -144,10 +150,6 @@ export function relayBody(
 
     response.on('data', (chunk: Buffer) => {
       if (finished) return;
-      if (x.ttftMs === undefined) {
-        x.ttftMs = ctx.elapsedMs();
-        ctx.upstreamFirstByteMs = x.ttftMs;
-      }
       if (streaming) {
         write(chunk);
         return;
@@ -174,6 +176,7 @@ export function relayBody(
       tapBody(x, response, body);
       ctx.status = status;
       ctx.responseBytes += body.length;
+      ctx.downstreamFirstByteMs = ctx.elapsedMs();
       res.writeHead(status, relayedResponseHeaders(rawHeaders, ctx.requestId, { dropContentLength: false, contentLength: body.length }));
       res.end(body);
       resolve();

@@ -45,6 +45,7 @@ export function relayEventStream(
     const start = (): void => {
       started = true;
       ctx.status = status;
+      ctx.downstreamFirstByteMs = ctx.elapsedMs();
       ctx.res.writeHead(status, headers);
       ctx.res.flushHeaders();
     };
@@ -62,6 +63,7 @@ export function relayEventStream(
     };
     const stop = (): void => {
       finished = true;
+      ctx.upstreamEndMs = ctx.elapsedMs();
       idle.stop();
       unsubscribe();
       x.setEndHandler(undefined);
@@ -105,8 +107,7 @@ export function relayEventStream(
     response.on('data', (chunk: Buffer) => {
       if (finished) return;
       if (!started) {
-        x.ttftMs = ctx.elapsedMs();
-        ctx.upstreamFirstByteMs = x.ttftMs;
+        ctx.upstreamFirstByteMs = ctx.elapsedMs();
         start();
       }
       for (const f of filters) {

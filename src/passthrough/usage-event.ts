@@ -1,7 +1,7 @@
 // The usage event of a pass-through request (spec 3 §6): operation `passthrough`, the route and
 // caller, the body's model for recognised shapes, token counts, client_identity, and an empty
 // model_id (no cost, no budget spend).
-import { storedTotal, type UsageEvent } from '../observability/usage-events.ts';
+import { roundMs, spanMs, storedTotal, type UsageEvent } from '../observability/usage-events.ts';
 import type { TokenCounts } from './token-counts.ts';
 
 export interface PassthroughUsage {
@@ -19,11 +19,13 @@ export interface PassthroughUsage {
   readonly stream: boolean;
   readonly tokens: TokenCounts | undefined;
   readonly latencyMs: number;
-  readonly ttftMs: number | undefined;
+  /** Instants in ms since the request started, as the request context holds them. */
+  readonly upstreamSentMs: number | undefined;
+  readonly upstreamFirstByteMs: number | undefined;
+  readonly upstreamEndMs: number | undefined;
+  readonly downstreamFirstByteMs: number | undefined;
   readonly clientIdentity: string | null;
 }
-
-const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 
 export function passthroughUsageEvent(u: PassthroughUsage, occurredAt: Date): UsageEvent {
   const t = u.tokens;
@@ -51,9 +53,12 @@ export function passthroughUsageEvent(u: PassthroughUsage, occurredAt: Date): Us
     cached_tokens: t?.cached ?? null,
     cache_creation_tokens: t?.cacheCreation ?? null,
     reasoning_tokens: t?.reasoning ?? null,
-    latency_ms: round(u.latencyMs),
-    ttft_ms: u.ttftMs === undefined ? null : round(u.ttftMs),
+    latency_ms: roundMs(u.latencyMs),
+    ttft_ms: u.upstreamFirstByteMs === undefined ? null : roundMs(u.upstreamFirstByteMs),
     passthrough_route_name: u.routeName,
     client_identity: u.clientIdentity,
+    downstream_ttft_ms: u.downstreamFirstByteMs === undefined ? null : roundMs(u.downstreamFirstByteMs),
+    upstream_latency_ms: spanMs(u.upstreamSentMs, u.upstreamEndMs),
+    upstream_ttft_ms: spanMs(u.upstreamSentMs, u.upstreamFirstByteMs),
   };
 }

@@ -70,6 +70,30 @@ test('the event: operation passthrough, route, caller, model from the body, empt
   assert.deepEqual(counts(u), { ...none, prompt: 12, completion: 7, total: 19, cached: 0, reasoning: 0 });
 });
 
+test('timings: upstream head and end, and the head sent to the caller, on buffered and event-stream answers', async () => {
+  const json = await usageFor({ model: 'gpt-4o', messages: [] }, { json: chatCompletion(), delayHeadersMs: 120 }, '/passthrough/vendor/v1/chat/completions');
+  // A buffered answer's first byte is its head.
+  assert.ok(json.upstream_ttft_ms >= 110, `upstream_ttft_ms ${json.upstream_ttft_ms}`);
+  assert.ok(json.ttft_ms >= json.upstream_ttft_ms);
+  assert.ok(json.upstream_latency_ms >= json.upstream_ttft_ms);
+  assert.ok(json.downstream_ttft_ms >= json.ttft_ms && json.downstream_ttft_ms <= json.latency_ms, `downstream_ttft_ms ${json.downstream_ttft_ms}`);
+
+  mock.script({ sse: chatChunks(), delayHeadersMs: 40, delayFirstEventMs: 80, delayBetweenEventsMs: 40 });
+  const res = await rawRequest(gw.proxyUrl, {
+    method: 'POST', path: '/passthrough/vendor/v1/chat/completions', body: JSON.stringify({ model: 'gpt-4o', stream: true, messages: [] }),
+    headers: { authorization: `Bearer ${KEY}` },
+  });
+  const id = res.headers['x-tollgate-request-id'] as string;
+  const sse = await usageOf(gw, id);
+  // An event stream's first byte is its first event: the head and the first event's delay.
+  assert.ok(sse.upstream_ttft_ms >= 110, `upstream_ttft_ms ${sse.upstream_ttft_ms}`);
+  assert.ok(sse.upstream_latency_ms >= sse.upstream_ttft_ms + 35, `upstream_latency_ms ${sse.upstream_latency_ms}`);
+  assert.ok(sse.downstream_ttft_ms >= sse.ttft_ms && sse.downstream_ttft_ms < sse.latency_ms - 35, `downstream_ttft_ms ${sse.downstream_ttft_ms}`);
+  const [access] = await waitForLines(gw, 'access', (l) => l.request_id === id);
+  assert.equal(access.upstream_latency_ms, sse.upstream_latency_ms);
+  assert.equal(access.downstream_ttft_ms, sse.downstream_ttft_ms);
+});
+
 test('exactly one event per request', async () => {
   mock.script({ json: chatCompletion() });
   const res = await rawRequest(gw.proxyUrl, { method: 'POST', path: '/passthrough/vendor/v1/x', body: '{}', headers: { authorization: `Bearer ${KEY}` } });
