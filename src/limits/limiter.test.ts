@@ -93,6 +93,20 @@ describe('layers', () => {
     assert.equal(e.headers?.['retry-after'], String(hourLeft));
   });
 
+  test('several counters refuse: Retry-After waits out the one whose window ends last', async () => {
+    // rps and rpm both exhausted in the same second: retrying after 1 s would hit the minute.
+    const { limiter, req, rejections } = setup({ api_keys: [{ rate_limit: { rps: 1 } }], models: [{ rate_limit: { rpm: 1 } }] });
+    await limiter.admit(req);
+    const e = await refusal(limiter.admit(req));
+    assert.equal(e.headers?.['retry-after'], '20');
+    assert.deepEqual(rejections, ['model/model']);
+    // Only the second refuses once it is over: its own window end.
+    const { limiter: l2, req: r2, clock } = setup({ api_keys: [{ rate_limit: { rps: 1, rpm: 5 } }] }, 'key-0', null);
+    await l2.admit(r2);
+    clock.now = T0 + 400;
+    assert.equal((await refusal(l2.admit(r2))).headers?.['retry-after'], '1');
+  });
+
   test('a model group is limited by its own rate_limit', async () => {
     const { limiter, req } = setup({ api_keys: [{}], models: [{ display_name: 'grp', routing: { targets: [{ model: 'x' }] }, rate_limit: { rpm: 1 } } as never] }, 'key-0', 'grp');
     await limiter.admit(req);

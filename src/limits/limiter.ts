@@ -188,7 +188,7 @@ export class Limiter {
   }
 
   private rejection(outcome: AdmitOutcome, counters: CounterCheck[], counterLayer: Layer[], slotLayer: Layer[], attribution: LimitRequest['attribution']): GatewayError {
-    const i = outcome.failed;
+    const i = longestRefusal(outcome, counters);
     const layer = i < counters.length ? counterLayer[i] : slotLayer[i - counters.length];
     if (attribution !== undefined && layer.policy !== undefined) attribution.policyName = layer.policy.name;
     this.metrics?.rateLimitRejections.inc({ scope: layer.scope, layer: layer.layer });
@@ -341,4 +341,21 @@ export function rateLimitHeaders(outcome: AdmitOutcome, counters: readonly Count
     out.push(['x-ratelimit-limit-concurrent', String(slots[bestSlot].max)], ['x-ratelimit-remaining-concurrent', String(slotRemaining)]);
   }
   return out;
+}
+
+/**
+ * The refusing check a caller has to wait out: of the counters that refuse, the one whose window
+ * ends last (a Retry-After of a shorter window would send the caller into another refusal); a
+ * full slot set when no counter refuses.
+ */
+function longestRefusal(outcome: AdmitOutcome, counters: readonly CounterCheck[]): number {
+  let worst = outcome.failed;
+  if (worst >= counters.length) return worst;
+  for (let i = worst + 1; i < counters.length; i++) {
+    const c = counters[i];
+    const used = outcome.used[i];
+    const refuses = c.kind === 'requests' ? used + 1 > c.max : used >= c.max;
+    if (refuses && outcome.resetMs[i] > outcome.resetMs[worst]) worst = i;
+  }
+  return worst;
 }
