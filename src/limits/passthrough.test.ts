@@ -11,6 +11,13 @@ const snapshot = testSnapshot({
   models: [
     { display_name: 'gpt', provider: 'openai', provider_key_id: 'pk-0', rate_limit: { rpm: 1 } },
     { display_name: 'claude', provider: 'anthropic', provider_key_id: 'pk-1', rate_limit: { rpm: 1 } },
+    // Two aliases of one upstream model: a body naming it gets the smallest id's limits.
+    { display_name: 'mini-b', provider: 'openai', provider_key_id: 'pk-0', model_name: 'gpt-4o-mini' },
+    { display_name: 'mini-a', provider: 'openai', provider_key_id: 'pk-0', model_name: 'gpt-4o-mini' },
+    // A display name that is another provider's model_name: the route's provider decides.
+    { display_name: 'claude-3-haiku', provider: 'openai', provider_key_id: 'pk-0', model_name: 'gpt-4.1' },
+    { display_name: 'haiku', provider: 'anthropic', provider_key_id: 'pk-1', model_name: 'claude-3-haiku' },
+    { display_name: 'openai/*', provider: 'openai', provider_key_id: 'pk-0' },
   ],
   api_keys: [{ rate_limit: { rpm: 5, tpm: 10, concurrency: 1 } }],
 });
@@ -31,6 +38,15 @@ test('an inject route adds the limits of a configured model of its own provider;
   assert.equal(passthroughModel(request({ requestedModel: 'claude' })), undefined, 'another provider');
   assert.equal(passthroughModel(request({ requestedModel: 'unknown' })), undefined);
   assert.equal(passthroughModel(request({ requestedModel: 'gpt', credentialMode: 'forward_client', providerKeyId: undefined })), undefined);
+});
+
+test('a body naming the upstream model_name finds its model; the route\'s provider decides; wildcards never match', () => {
+  const ids = new Map(snapshot.resources.models.map((m) => [m.display_name, m.id]));
+  const smaller = [ids.get('mini-a')!, ids.get('mini-b')!].sort()[0];
+  assert.equal(passthroughModel(request({ requestedModel: 'gpt-4o-mini' }))?.id, smaller);
+  assert.equal(passthroughModel(request({ requestedModel: 'claude-3-haiku', providerKeyId: 'pk-1' }))?.name, 'haiku');
+  assert.equal(passthroughModel(request({ requestedModel: 'claude-3-haiku' }))?.name, 'claude-3-haiku');
+  assert.equal(passthroughModel(request({ requestedModel: 'openai/gpt-4o' })), undefined);
 });
 
 test('the check reserves request counts and a slot, refuses in the gateway envelope, never charges tokens', async () => {

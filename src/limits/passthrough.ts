@@ -3,8 +3,8 @@
 // key/team/member/team_member policies) before dispatch; token limits checked only (a
 // pass-through response never charges token counters); concurrency held for the whole exchange
 // (renewed in Redis, and the exchange ended if the lease is lost). On an `inject` route, a
-// top-level JSON `model` that resolves to a configured model of the route's provider adds that
-// model's limits; `forward_client` routes do no lookup. No `x-ratelimit-*` headers are added:
+// top-level JSON `model` that names a configured model of the route's provider (its display name,
+// else its `model_name`) adds that model's limits; `forward_client` routes do no lookup. No `x-ratelimit-*` headers are added:
 // the upstream's own headers (often of the same names) reach the caller unchanged.
 //
 // The types are structural copies of the pass-through hook contract (src/passthrough/hooks.ts),
@@ -52,10 +52,8 @@ const LEASE_LOST: PassthroughLimitError = { code: 'rate_limit_lease_lost', statu
 /** The configured model whose limits an inject route's request also reserves, if any. */
 export function passthroughModel(req: PassthroughLimitRequest): ModelEntry | undefined {
   if (req.credentialMode !== 'inject' || req.requestedModel === '' || req.providerKeyId === undefined) return undefined;
-  const resolved = req.snapshot.resolveModel(req.requestedModel);
-  if (resolved === undefined || resolved.entry.kind !== 'direct') return undefined;
   const provider = req.snapshot.providerKeys.get(req.providerKeyId)?.view.provider;
-  return provider !== undefined && provider === resolved.entry.provider ? resolved.entry : undefined;
+  return provider === undefined ? undefined : req.snapshot.modelOfProvider(provider, req.requestedModel);
 }
 
 /** The admit check to register in the pass-through hooks (`passthroughHooks.admit`). */

@@ -86,6 +86,8 @@ export class Snapshot {
   private readonly exactModels = new Map<string, ModelEntry>();
   /** Wildcard aliases, most specific (longest literal) first, ties in file order. */
   private readonly wildcardModels: ModelEntry[] = [];
+  /** Concrete direct models by `<provider> <model_name>`, the smallest id on ties. */
+  private readonly modelsByUpstreamName = new Map<string, ModelEntry>();
 
   constructor(resources: Resources, generation: number, resourceCount: number) {
     this.resources = resources;
@@ -98,6 +100,12 @@ export class Snapshot {
       else this.exactModels.set(entry.name, entry);
     }
     this.wildcardModels.sort((a, b) => b.glob.literalLength - a.glob.literalLength);
+    for (const entry of this.exactModels.values()) {
+      if (entry.kind !== 'direct' || entry.modelName === undefined) continue;
+      const key = `${entry.provider} ${entry.modelName}`;
+      const seen = this.modelsByUpstreamName.get(key);
+      if (seen === undefined || entry.id < seen.id) this.modelsByUpstreamName.set(key, entry);
+    }
     for (const k of resources.api_keys) {
       this.apiKeysByHash.set(k.key_hash, {
         id: k.id,
@@ -121,6 +129,17 @@ export class Snapshot {
       return { entry, upstreamModel };
     }
     return undefined;
+  }
+
+  /**
+   * The model a provider-native body names, for a route of `provider` (spec 3 limits): the
+   * concrete direct model of that provider with this display name, else the one whose
+   * `model_name` it is (the smallest id when several are). Wildcard aliases never match.
+   */
+  modelOfProvider(provider: string, name: string): ModelEntry | undefined {
+    const exact = this.exactModels.get(name);
+    if (exact !== undefined && exact.kind === 'direct' && exact.provider === provider) return exact;
+    return this.modelsByUpstreamName.get(`${provider} ${name}`);
   }
 
   isModelAllowed(key: ApiKeyEntry, requested: string): boolean {
