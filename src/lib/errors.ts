@@ -64,7 +64,14 @@ export interface GatewayErrorOptions {
   param?: string | null;
   /** Headers to add to the error response (Retry-After, Allow). */
   headers?: Record<string, string>;
+  /** The rate-limit policy that refused the request: `error.policy` in every envelope. */
+  policy?: ErrorPolicy;
   cause?: unknown;
+}
+
+export interface ErrorPolicy {
+  readonly id: string;
+  readonly name: string;
 }
 
 export class GatewayError extends Error {
@@ -76,6 +83,7 @@ export class GatewayError extends Error {
   readonly publicCode: string | null;
   readonly param: string | null;
   readonly headers: Record<string, string> | undefined;
+  readonly policy: ErrorPolicy | undefined;
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -89,6 +97,7 @@ export class GatewayError extends Error {
     this.publicCode = options.publicCode === undefined ? code : options.publicCode;
     this.param = options.param ?? null;
     this.headers = options.headers;
+    this.policy = options.policy;
   }
 
   /** The text a caller may see. */

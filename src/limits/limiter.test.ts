@@ -63,6 +63,7 @@ describe('layers', () => {
     assert.equal(e.type, 'rate_limit_error');
     assert.equal(e.message, 'request limit exceeded (requests)');
     assert.deepEqual(e.headers, { 'retry-after': '20' });
+    assert.equal(e.policy, undefined, 'no policy refused');
     assert.deepEqual(rejections, ['model/model']);
   });
 
@@ -192,7 +193,8 @@ describe('policies', () => {
       });
       await limiter.admit(req);
       const attribution = { policyName: undefined as string | undefined };
-      await refusal(limiter.admit({ ...req, attribution }));
+      const e = await refusal(limiter.admit({ ...req, attribution }));
+      assert.deepEqual(e.policy, { id: 'policy-0', name: 'p0' }, 'error.policy');
       assert.deepEqual(rejections, [`policy/${scope}`], scope);
       assert.equal(attribution.policyName, 'p0');
     }

@@ -192,9 +192,11 @@ export class Limiter {
     const layer = i < counters.length ? counterLayer[i] : slotLayer[i - counters.length];
     if (attribution !== undefined && layer.policy !== undefined) attribution.policyName = layer.policy.name;
     this.metrics?.rateLimitRejections.inc({ scope: layer.scope, layer: layer.layer });
-    if (i >= counters.length) return new GatewayError('rate_limit_exceeded', MESSAGES.concurrency);
+    const policy = layer.policy === undefined ? undefined : { id: layer.policy.id, name: layer.policy.name };
+    if (i >= counters.length) return new GatewayError('rate_limit_exceeded', MESSAGES.concurrency, { policy });
     return new GatewayError('rate_limit_exceeded', MESSAGES[counters[i].kind], {
       headers: { 'retry-after': String(retryAfterSecs(outcome.resetMs[i])) },
+      policy,
     });
   }
 

@@ -84,3 +84,13 @@ test('a lost lease ends the exchange through the bound callback, as a 429 rate_l
   result.release?.();
   await limiter.close();
 });
+
+test('a policy\'s refusal carries the policy, for the pass-through envelope\'s error.policy', async () => {
+  const s = testSnapshot({ api_keys: [{}], policies: [{ scope: 'api_key', scope_ref: 'key-0', window: 'minute', max_requests: 1 } as never] });
+  const check = passthroughLimitCheck(new Limiter({ store: new MemoryStore() }));
+  const req = request({ snapshot: s, key: keyEntry(s, 'key-0') });
+  assert.equal((await check(req)).ok, true);
+  const refused = await check(req);
+  assert.ok(!refused.ok);
+  assert.deepEqual(refused.error.policy, { id: 'policy-0', name: 'p0' });
+});

@@ -32,6 +32,7 @@ export interface PassthroughLimitError {
   readonly type: string;
   readonly message: string;
   readonly headers?: Record<string, string>;
+  readonly policy?: { readonly id: string; readonly name: string };
 }
 
 export type PassthroughLimitResult =
@@ -43,8 +44,10 @@ export type PassthroughLimitResult =
   | { readonly ok: false; readonly error: PassthroughLimitError; readonly errorClass: string };
 
 function asPassthroughError(e: GatewayError): PassthroughLimitError {
-  const out = { code: e.publicCode ?? e.code, status: e.status, type: e.type, message: e.publicMessage };
-  return e.headers === undefined ? out : { ...out, headers: e.headers };
+  const out: { -readonly [K in keyof PassthroughLimitError]: PassthroughLimitError[K] } = { code: e.publicCode ?? e.code, status: e.status, type: e.type, message: e.publicMessage };
+  if (e.headers !== undefined) out.headers = e.headers;
+  if (e.policy !== undefined) out.policy = e.policy;
+  return out;
 }
 
 const LEASE_LOST: PassthroughLimitError = { code: 'rate_limit_lease_lost', status: 429, type: 'rate_limit_error', message: LEASE_LOST_MESSAGE };

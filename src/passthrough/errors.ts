@@ -2,7 +2,7 @@
 // the client-facing type and a message safe to show. Rendered in the gateway error envelope
 // (`{error:{message,type,param,code}}`); an unclaimed path is the only answer without one (an
 // empty 404, answered by the proxy listener itself).
-import { ERROR_CODES, isGatewayError, type ErrorCode } from '../lib/errors.ts';
+import { ERROR_CODES, isGatewayError, type ErrorCode, type ErrorPolicy } from '../lib/errors.ts';
 
 export interface PassthroughError {
   readonly code: string;
@@ -11,6 +11,8 @@ export interface PassthroughError {
   readonly message: string;
   /** Extra response headers (Retry-After, Connection: close). */
   readonly headers?: Record<string, string>;
+  /** The rate-limit policy that refused the request (`error.policy`). */
+  readonly policy?: ErrorPolicy;
 }
 
 /** Codes the pass-through data plane produces itself; specs live in the one catalogue (lib/errors.ts). */
@@ -35,7 +37,10 @@ export function toPassthroughError(err: unknown): PassthroughError {
 
 /** The gateway error envelope. */
 export function errorEnvelope(e: PassthroughError): string {
-  return JSON.stringify({ error: { message: e.message, type: e.type, param: null, code: e.code } });
+  const error = e.policy === undefined
+    ? { message: e.message, type: e.type, param: null, code: e.code }
+    : { message: e.message, type: e.type, param: null, code: e.code, policy: e.policy };
+  return JSON.stringify({ error });
 }
 
 /**

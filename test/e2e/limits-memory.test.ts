@@ -10,6 +10,7 @@ import type { MockUpstream } from '../harness/mock-upstream.ts';
 import { replyFor, type Turn } from '../harness/provider-wire.ts';
 import { waitForLines } from '../harness/log-lines.ts';
 import { clearOfWindowEdge } from '../harness/window-edge.ts';
+import { deriveId } from '../../src/resources/ids.ts';
 
 const KEY = 'sk-e2e-limits-mem-71a0';
 const TEXT: Turn = { text: 'ok', usage: { input: 11, output: 7 } }; // 18 tokens
@@ -30,7 +31,9 @@ useProxyFixture({
       model('tokens-stream', { tpm: 30 }),
       model('conc', { concurrency: 2 }),
       model('hdr', { rpm: 10, tpm: 1000, concurrency: 5 }),
+      { display_name: 'pol', provider: 'openai', model_name: 'pol-up', provider_key: 'up' },
     ],
+    rate_limit_policies: [{ name: 'pol-cap', scope: 'model', scope_ref: 'pol', window: 'minute', max_requests: 2 }],
     api_keys: [{ display_name: 'caller', key_env: 'E2E_LIMITS_KEY', allowed_models: ['*'] }],
   }),
   env: { E2E_LIMITS_KEY: KEY },
@@ -80,6 +83,20 @@ describe('limits (in-process store)', () => {
     assert.equal(body.error.type, 'rate_limit_error');
     assert.equal(body.error.message, 'request limit exceeded (requests)');
     assert.ok(r.headers.get('retry-after'));
+  });
+
+  it('a policy\'s 429 names the policy as error.policy, in both envelopes', async () => {
+    await clearOfWindowEdge();
+    mock.setFallback(replyFor(TEXT));
+    assert.equal((await ask('pol')).status, 200);
+    assert.equal((await ask('pol', { endpoint: 'messages' })).status, 200);
+    const policy = { id: deriveId('rate_limit_policies', 'pol-cap'), name: 'pol-cap' };
+    const chat = await ask('pol');
+    assert.equal(chat.status, 429);
+    assert.deepEqual(JSON.parse(chat.body), { error: { message: 'request limit exceeded (requests)', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded', policy } });
+    const messages = await ask('pol', { endpoint: 'messages' });
+    assert.equal(messages.status, 429);
+    assert.deepEqual(JSON.parse(messages.body), { type: 'error', error: { type: 'rate_limit_error', message: 'request limit exceeded (requests)', policy } });
   });
 
   it('success responses carry x-ratelimit-* headers', async () => {

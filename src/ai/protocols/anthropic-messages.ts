@@ -1,7 +1,7 @@
 // The Anthropic Messages wire format as callers speak it (`POST /v1/messages` and
 // `/v1/messages/count_tokens`): request checks that must run before any provider call, the
 // `{type:"error"}` envelope, and reading usage and errors from Messages bodies.
-import { ERROR_CODES, GatewayError } from '../../lib/errors.ts';
+import { ERROR_CODES, GatewayError, type ErrorPolicy } from '../../lib/errors.ts';
 import { findTopLevelMember } from '../../lib/json-scan.ts';
 import { tokenCount } from '../../lib/token-count.ts';
 import type { CanonicalUsage } from './canonical.ts';
@@ -171,7 +171,7 @@ export function anthropicErrorType(status: number): string {
 
 export interface AnthropicErrorBody {
   type: 'error';
-  error: { type: string; message: string };
+  error: { type: string; message: string; policy?: ErrorPolicy };
 }
 
 /**
@@ -186,7 +186,9 @@ export interface AnthropicErrorBody {
 export function anthropicErrorBody(err: GatewayError): AnthropicErrorBody {
   const byStatus = anthropicErrorType(err.status);
   const relayed = err.type !== ERROR_CODES[err.code].type && ANTHROPIC_ERROR_TYPES.has(err.type) && (byStatus === 'api_error' || byStatus === err.type);
-  return { type: 'error', error: { type: relayed ? err.type : byStatus, message: err.publicMessage } };
+  const error: AnthropicErrorBody['error'] = { type: relayed ? err.type : byStatus, message: err.publicMessage };
+  if (err.policy !== undefined) error.policy = err.policy;
+  return { type: 'error', error };
 }
 
 /** The SSE frame that ends a Messages stream which failed after its head was sent. */

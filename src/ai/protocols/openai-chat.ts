@@ -1,6 +1,6 @@
 // The OpenAI Chat Completions wire format: request checks that must run before any provider
 // call, the error envelope, and the few fields the gateway reads from responses and chunks.
-import { GatewayError } from '../../lib/errors.ts';
+import { GatewayError, type ErrorPolicy } from '../../lib/errors.ts';
 import { findTopLevelMember } from '../../lib/json-scan.ts';
 
 export const CHAT_ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
@@ -72,11 +72,13 @@ export function parseChatRequest(raw: Buffer): ChatRequest {
 }
 
 export interface OpenAIErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
+  error: { message: string; type: string; param: string | null; code: string | null; policy?: ErrorPolicy };
 }
 
 export function openAIErrorBody(err: GatewayError): OpenAIErrorBody {
-  return { error: { message: err.publicMessage, type: err.type, param: err.param, code: err.publicCode } };
+  const error: OpenAIErrorBody['error'] = { message: err.publicMessage, type: err.type, param: err.param, code: err.publicCode };
+  if (err.policy !== undefined) error.policy = err.policy;
+  return { error };
 }
 
 /** The SSE frame that ends a stream which failed after its head was sent. */
