@@ -820,6 +820,21 @@ describe('resources_file resolution', () => {
     assert.equal(config.resources_file, '/srv/tollgate/from-env.yaml');
   });
 
+  test('observability.usage_event.file resolves the same way, and is checked where it resolves', () => {
+    const file = writeConfig('observability: {usage_event: {file: logs/usage.ndjson}}\n');
+    const dir = resolve(file, '..');
+    const elsewhere = mkdtempSync(join(tmp, 'cwd-'));
+    // No logs/ beside the config yet: the check looks there, not in cwd.
+    mkdirSync(join(elsewhere, 'logs'));
+    assertErrors(loadConfig({ file, cwd: elsewhere, env: {} }), [
+      `observability.usage_event.file: cannot open ${JSON.stringify(join(dir, 'logs/usage.ndjson'))} for appending: ENOENT`,
+    ]);
+    mkdirSync(join(dir, 'logs'));
+    assert.equal(ok(loadConfig({ file, cwd: elsewhere, env: {} })).observability.usage_event.file, join(dir, 'logs/usage.ndjson'));
+    const fromEnv = ok(loadConfig({ file, cwd: elsewhere, env: { TOLLGATE_OBSERVABILITY__USAGE_EVENT__FILE: 'logs/u.ndjson' } }));
+    assert.equal(fromEnv.observability.usage_event.file, join(elsewhere, 'logs/u.ndjson'));
+  });
+
   test('absolute paths are kept', () => {
     const file = writeConfig('resources_file: /etc/tollgate/resources.yaml\n');
     assert.equal(ok(loadConfig({ file, cwd: '/x', env: {} })).resources_file, '/etc/tollgate/resources.yaml');

@@ -78,8 +78,9 @@ const uniqueLower = (names: string[]): string[] => [...new Set(names.map((n) => 
 
 /**
  * Load the bootstrap config. `file` absent → defaults plus env overrides. `cwd` (default
- * process.cwd()) resolves a relative `file`, and a relative resources_file that came from
- * the environment or with no file; one from the file resolves against the file's directory.
+ * process.cwd()) resolves a relative `file`, and a relative path setting (resources_file,
+ * observability.usage_event.file) that came from the environment or with no file; one from the
+ * file resolves against the file's directory.
  */
 export function loadConfig(opts: { file?: string; env: Record<string, string | undefined>; cwd?: string }): ConfigResult {
   const cwd = opts.cwd ?? process.cwd();
@@ -98,16 +99,20 @@ export function loadConfig(opts: { file?: string; env: Record<string, string | u
   dropNullSections(data, ConfigSchema);
   const env = applyEnvOverrides(data, opts.env, ConfigSchema);
   errors.push(...env.errors);
+  // Paths in the file are relative to the file; paths from the environment, to the working
+  // directory. The usage file is resolved before validation, which checks it can be written.
+  const base = (key: string): string => (env.origins.has(key) ? cwd : baseDir);
+  const usageEvent = (data.observability as Json | undefined)?.usage_event as Json | undefined;
+  if (typeof usageEvent?.file === 'string' && usageEvent.file.length > 0) {
+    usageEvent.file = resolve(base('observability.usage_event.file'), usageEvent.file);
+  }
   errors.push(...validateConfig(data, env.origins));
   if (errors.length > 0) return { ok: false, errors: [...new Set(errors)] };
 
   const config = data as GatewayConfig;
   config.proxy.request_id.accept_headers = uniqueLower(config.proxy.request_id.accept_headers);
   config.proxy.real_ip.header = config.proxy.real_ip.header.toLowerCase();
-  if (config.resources_file !== undefined) {
-    const base = env.origins.has('resources_file') ? cwd : baseDir;
-    config.resources_file = resolve(base, config.resources_file);
-  }
+  if (config.resources_file !== undefined) config.resources_file = resolve(base('resources_file'), config.resources_file);
   return { ok: true, config };
 }
 
