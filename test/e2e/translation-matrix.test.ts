@@ -10,6 +10,7 @@ import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
 import { anthropicFrames, errorReplyFor, openAIFrames, replyFor, type Family, type Turn } from '../harness/provider-wire.ts';
+import { waitForLines } from '../harness/log-lines.ts';
 
 const CALLER_KEY = 'sk-e2e-matrix-caller-41c2';
 const UPSTREAM_SECRET = 'sk-upstream-matrix-secret';
@@ -394,6 +395,32 @@ describe('delivery rules on the translated path', () => {
     assert.equal(usage?.completion_tokens, 3, 'the usage chunk message_stop would have closed with');
     const message = await anthropic.messages.stream({ model: 'm-openai', max_tokens: 50, messages: [{ role: 'user', content: 'go' }] }).finalMessage();
     assert.deepEqual(message.content, [{ type: 'text', text: 'whole answer' }]);
+  });
+
+  it('an upstream stream that ends with its end marker but no finish reason ends with an error frame, recorded 502 upstream_decode, both ways', async () => {
+    const turn: Turn = { text: 'cut short', usage: { input: 4, output: 2 } };
+    // No message_delta from Anthropic; no finish_reason chunk from OpenAI; both end markers sent.
+    mock.setFallback((req) => (req.url.includes('/messages')
+      ? { sse: anthropicFrames(turn, 'up').filter((f) => !f.startsWith('event: message_delta')), done: false }
+      : { sse: openAIFrames(turn, 'up').filter((c: any) => !c.choices.some((ch: any) => ch.finish_reason !== null)) }));
+    const res = await fetch(`${gw.proxyUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}` },
+      body: JSON.stringify({ model: 'm-anthropic', messages: [{ role: 'user', content: 'go' }], stream: true }),
+    });
+    const text = await res.text();
+    assert.match(text, /cut s/);
+    assert.match(text, /event: error\ndata: .*"code":"upstream_decode"/);
+    assert.doesNotMatch(text, /\[DONE\]/);
+    const [chatRow] = await waitForLines(gw, 'usage', (l) => l.request_id === res.headers.get('x-tollgate-request-id'));
+    assert.equal(chatRow.status, 502);
+    assert.equal(chatRow.error_class, 'upstream_decode');
+    const stream = anthropic.messages.stream({ model: 'm-openai', max_tokens: 50, messages: [{ role: 'user', content: 'go' }] });
+    await assert.rejects(stream.finalMessage(), /without a finish reason/);
+    const id = (await stream.withResponse()).response.headers.get('x-tollgate-request-id');
+    const [messagesRow] = await waitForLines(gw, 'usage', (l) => l.request_id === id);
+    assert.equal(messagesRow.status, 502);
+    assert.equal(messagesRow.error_class, 'upstream_decode');
   });
 
   it('a mid-stream Anthropic error event reaches an OpenAI caller as an error event, without [DONE]', async () => {

@@ -68,6 +68,19 @@ test('"error": null (or false, "") on a healthy chunk is no in-band error, relay
   assert.equal(chunks.length, 1);
 });
 
+test('the decoder: [DONE] after a finish reason finishes; [DONE] without one is a decode error', () => {
+  const done = new OpenAIChatStreamDecoder();
+  done.push({ event: undefined, data: JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }) });
+  done.push({ event: undefined, data: '[DONE]' });
+  assert.equal(done.finished, true);
+  assert.equal(done.error, undefined);
+  const cut = new OpenAIChatStreamDecoder();
+  cut.push({ event: undefined, data: JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: null }] }) });
+  cut.push({ event: undefined, data: '[DONE]' });
+  assert.equal(cut.finished, false);
+  assert.deepEqual(cut.error, { type: 'upstream_decode', message: 'upstream stream ended without a finish reason' });
+});
+
 test('non-data lines pass through', () => {
   const relay = new OpenAIChatStreamRelay('fast', false);
   assert.equal(relay.line(': keep-alive'), ': keep-alive\n');

@@ -64,6 +64,8 @@ export class OpenAIChatStreamRelay {
   }
 }
 
+const NO_FINISH_REASON = { type: 'upstream_decode', message: 'upstream stream ended without a finish reason' };
+
 /**
  * Translated path, upstream side: an OpenAI-family event stream as canonical chunk objects
  * (used when the caller speaks another protocol). Structurally a StreamDecoder.
@@ -84,7 +86,10 @@ export class OpenAIChatStreamDecoder {
   push(event: { event: string | undefined; data: string }): Record<string, unknown>[] {
     const data = event.data;
     if (data.startsWith('[DONE]')) {
-      this.finished = true;
+      // The end marker without a finish reason ends a response that never finished: the caller
+      // gets an error frame rather than a clean end its SDK cannot complete.
+      if (this.finishSeen) this.finished = true;
+      else this.error = NO_FINISH_REASON;
       return [];
     }
     let chunk: unknown;

@@ -81,7 +81,10 @@ export interface StreamDecoder {
   push(event: SseEvent): Record<string, unknown>[];
   /** Usage collected so far (canonical). */
   readonly usage: CanonicalUsage | undefined;
-  /** The vendor's terminal event arrived (the response is complete). */
+  /**
+   * The vendor's terminal event arrived after the finish reason (the response is complete). A
+   * terminal event without a finish reason is an `upstream_decode` error instead.
+   */
   readonly finished: boolean;
   /**
    * The upstream ended without its terminal event. When the response had reached its finish

@@ -237,14 +237,24 @@ test('events are recognised by their data type when the event line is missing', 
 
 test('message_stop without any usage finishes without a usage chunk', () => {
   const d = new AnthropicStreamDecoder(CREATED);
+  d.push(ev({ type: 'message_delta', delta: { stop_reason: 'end_turn' } }, 'message_delta'));
   assert.deepEqual(d.push(ev({ type: 'message_stop' }, 'message_stop')), []);
   assert.equal(d.finished, true);
   assert.equal(d.usage, undefined);
 });
 
+test('message_stop without a stop reason is a decode error: the message never finished', () => {
+  const d = new AnthropicStreamDecoder(CREATED);
+  d.push(ev({ type: 'message_start', message: { id: 'msg_1', model: 'claude' } }, 'message_start'));
+  assert.deepEqual(d.push(ev({ type: 'message_stop' }, 'message_stop')), []);
+  assert.equal(d.finished, false);
+  assert.deepEqual(d.error, { type: 'upstream_decode', message: 'upstream stream ended without a stop reason' });
+});
+
 test('the adapter creates a fresh decoder per stream', () => {
   const a = anthropicAdapter.translator!.createStreamDecoder();
   const b = anthropicAdapter.translator!.createStreamDecoder();
+  a.push(ev({ type: 'message_delta', delta: { stop_reason: 'end_turn' } }));
   a.push(ev({ type: 'message_stop' }));
   assert.equal(a.finished, true);
   assert.equal(b.finished, false);

@@ -89,6 +89,12 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         return [this.chunk({}, finishReason(delta.stop_reason))];
       }
       case 'message_stop':
+        // message_stop without a stop reason ends a message that never finished: the caller gets
+        // an error frame rather than a clean end its SDK cannot complete.
+        if (!this.stopSeen) {
+          this.failure = { type: 'upstream_decode', message: 'upstream stream ended without a stop reason' };
+          return [];
+        }
         return this.stop();
       case 'error': {
         const e = isObject(parsed.error) ? parsed.error : {};
