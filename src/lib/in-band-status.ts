@@ -22,6 +22,26 @@ export function inBandStatusOf(typeOrCode: unknown): number | undefined {
   return typeof typeOrCode === 'string' && Object.hasOwn(IN_BAND_ERROR_STATUS, typeOrCode) ? IN_BAND_ERROR_STATUS[typeOrCode] : undefined;
 }
 
+const THREE_DIGITS = /^\d{3}$/;
+
+/**
+ * The status an in-band error object is recorded with: its own 4xx when it names one (a numeric
+ * `status`, `status_code`, `code` or `http_status`, else a listed `type` or `code`), else 502.
+ */
+export function inBandErrorStatus(err: unknown): number {
+  if (err === null || typeof err !== 'object' || Array.isArray(err)) return 502;
+  const e = err as Record<string, unknown>;
+  for (const v of [e.status, e.status_code, e.code, e.http_status]) {
+    const n = typeof v === 'number' ? v : typeof v === 'string' && THREE_DIGITS.test(v) ? Number(v) : undefined;
+    if (n !== undefined && n >= 400 && n <= 499) return n;
+  }
+  for (const v of [e.type, e.code]) {
+    const status = inBandStatusOf(v);
+    if (status !== undefined) return status;
+  }
+  return 502;
+}
+
 /**
  * Whether an event's top-level `error` member reports an error: an object, a non-empty string or
  * `true`. Some providers send `"error": null` (or `false`, `""`) on every healthy event.

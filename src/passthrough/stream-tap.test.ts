@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventStreamTap, inBandStatus } from './stream-tap.ts';
+import { EventStreamTap } from './stream-tap.ts';
 import type { RequestShape } from './request-shape.ts';
 
 /** Feed `text` through a tap in pieces of `size` bytes (every chunk boundary for size 1). */
@@ -77,16 +77,6 @@ test('JSON-RPC error replies and the word error in content are not stream failur
   }
   assert.equal(tapOf('opaque', data({ error: 'quota exhausted' })).inBandError?.status, 502);
   assert.equal(tapOf('chat', data({ error: null, choices: [] })).inBandError, undefined);
-});
-
-test('the error status: its own 4xx, by number or by type/code; otherwise 502', () => {
-  assert.equal(inBandStatus({ status: 404 }), 404);
-  assert.equal(inBandStatus({ code: 429 }), 429);
-  assert.equal(inBandStatus({ status_code: '413' }), 413);
-  assert.equal(inBandStatus({ status: 503 }), 502);
-  assert.equal(inBandStatus({ type: 'authentication_error' }), 401);
-  assert.equal(inBandStatus({ type: 'api_error' }), 502);
-  assert.equal(inBandStatus('x'), 502);
 });
 
 test('a frame over the splitter bound makes the tap blind, not the relay fail', () => {

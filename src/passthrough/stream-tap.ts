@@ -16,7 +16,7 @@ import { SseEventAssembler, SseFrameTooLarge, SseLineSplitter, type SseFrame } f
 import { isModelShape, type RequestShape } from './request-shape.ts';
 import { isObject, mergeTokenCounts, readTokenCounts, type TokenCounts } from './token-counts.ts';
 import { findTopLevelMember } from '../lib/json-scan.ts';
-import { inBandStatusOf, reportsError } from '../lib/in-band-status.ts';
+import { inBandErrorStatus, reportsError } from '../lib/in-band-status.ts';
 
 /**
  * An error event seen in a relayed stream. Its text is not kept: a pass-through upstream may put
@@ -28,21 +28,6 @@ export interface InBandError {
 
 /** What the logs and usage events say of an in-band error (as on the model endpoints). */
 export const IN_BAND_MESSAGE = 'upstream sent an error event mid-stream';
-const THREE_DIGITS = /^\d{3}$/;
-
-/** The status an in-band error is recorded with: its own 4xx when it names one, else 502. */
-export function inBandStatus(err: unknown): number {
-  if (!isObject(err)) return 502;
-  for (const v of [err.status, err.status_code, err.code, err.http_status]) {
-    const n = typeof v === 'number' ? v : typeof v === 'string' && THREE_DIGITS.test(v) ? Number(v) : undefined;
-    if (n !== undefined && n >= 400 && n <= 499) return n;
-  }
-  for (const v of [err.type, err.code]) {
-    const status = inBandStatusOf(v);
-    if (status !== undefined) return status;
-  }
-  return 502;
-}
 
 function parse(text: string): unknown {
   try {
@@ -131,6 +116,6 @@ export class EventStreamTap {
       err = {};
     }
     if (err === undefined) return;
-    this.inBandError = { status: inBandStatus(err) };
+    this.inBandError = { status: inBandErrorStatus(err) };
   }
 }

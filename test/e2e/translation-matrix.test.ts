@@ -423,6 +423,31 @@ describe('delivery rules on the translated path', () => {
     assert.equal(messagesRow.error_class, 'upstream_decode');
   });
 
+  it('a translated in-band error is recorded with the upstream error\'s own status, as on the native path', async () => {
+    const turn: Turn = { text: 'some text', usage: { input: 4, output: 2 } };
+    const quota = { error: { message: 'quota', type: 'insufficient_quota', code: 'rate_limit_exceeded' } };
+    mock.setFallback((req) => (req.url.includes('/messages')
+      ? { sse: [...anthropicFrames(turn, 'up').slice(0, 4), 'event: error\ndata: {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}\n\n'], done: false }
+      : { sse: [...openAIFrames(turn, 'up').slice(0, 2), quota], done: false }));
+    const send = (path: string, model: string, body: object) => fetch(`${gw.proxyUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}` },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'go' }], stream: true, ...body }),
+    });
+    // Anthropic caller, OpenAI upstream: the frame and the row say 429.
+    const messages = await send('/v1/messages', 'm-openai', { max_tokens: 50 });
+    const text = await messages.text();
+    assert.match(text, /event: error\ndata: .*"type":"rate_limit_error"/);
+    const [m] = await waitForLines(gw, 'usage', (l) => l.request_id === messages.headers.get('x-tollgate-request-id'));
+    assert.equal(m.status, 429);
+    assert.equal(m.error_class, 'upstream_in_band');
+    // OpenAI caller, Anthropic upstream.
+    const chat = await send('/v1/chat/completions', 'm-anthropic', {});
+    assert.match(await chat.text(), /slow down/);
+    const [c] = await waitForLines(gw, 'usage', (l) => l.request_id === chat.headers.get('x-tollgate-request-id'));
+    assert.equal(c.status, 429);
+  });
+
   it('a mid-stream Anthropic error event reaches an OpenAI caller as an error event, without [DONE]', async () => {
     const frames = [
       'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-up","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}\n\n',

@@ -26,6 +26,11 @@ export interface NativeRelay {
   readonly inBandError: boolean;
   /** Translated streams: why the upstream's stream could not be read (no error frame written yet). */
   readonly decodeError?: string;
+  /**
+   * Translated streams: the status of the upstream's in-band error, read from the upstream's own
+   * error (the frame the caller gets is re-encoded, and may not name it).
+   */
+  readonly inBandStatus?: number;
   /** Nothing after an in-band error is relayed (translated streams): the stream ends with its frame. */
   readonly stopsAtError?: boolean;
 }

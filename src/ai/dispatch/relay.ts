@@ -10,7 +10,7 @@ import type { CanonicalUsage } from '../protocols/canonical.ts';
 import type { StreamDecoder } from '../providers/contract.ts';
 import type { CallerCodec, NativeRelay, StreamEncoder } from './codecs.ts';
 import { recordUsage } from './usage.ts';
-import { inBandStatusOf } from '../../lib/in-band-status.ts';
+import { inBandErrorStatus } from '../../lib/in-band-status.ts';
 import type { UpstreamResponse } from '../../http/upstream.ts';
 import { withoutKey } from './upstream-errors.ts';
 
@@ -24,6 +24,7 @@ export const SSE_HEADERS = {
 export class TranslatingRelay implements NativeRelay {
   inBandError = false;
   decodeError: string | undefined = undefined;
+  inBandStatus: number | undefined = undefined;
   readonly stopsAtError = true;
   private readonly assembler = new SseEventAssembler();
   private readonly decoder: StreamDecoder;
@@ -66,8 +67,12 @@ export class TranslatingRelay implements NativeRelay {
       this.inBandError = true;
       // A stream the decoder cannot read is the gateway's own failure (upstream_decode): the
       // relay ends the stream with its frame. Anything else is the upstream's error event.
-      if (error.type === 'upstream_decode') this.decodeError = error.message;
-      else out += this.codec.streamErrorFrame(new GatewayError('upstream_error', error.message, { type: error.type }));
+      if (error.type === 'upstream_decode') {
+        this.decodeError = error.message;
+      } else {
+        this.inBandStatus = error.status ?? 502;
+        out += this.codec.streamErrorFrame(new GatewayError('upstream_error', error.message, { type: error.type, status: this.inBandStatus }));
+      }
     }
     return out;
   }
@@ -174,7 +179,7 @@ export function relayStream(
       if (relay.inBandError) {
         out = withoutKey(out, key);
         if (inBandStatus === 0) {
-          inBandStatus = inBandErrorStatus(out);
+          inBandStatus = relay.inBandStatus ?? inBandFrameStatus(out);
           ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
           // The status is the error's from now on: a caller that leaves after reading the error
           // frame (as the SDKs do) does not turn the stream into a 200.
@@ -217,7 +222,7 @@ export function relayStream(
       start();
       if (relay.inBandError) {
         out = withoutKey(out, key);
-        if (inBandStatus === 0) inBandStatus = inBandErrorStatus(out);
+        if (inBandStatus === 0) inBandStatus = relay.inBandStatus ?? inBandFrameStatus(out);
         ctx.fail('upstream_in_band', 'upstream sent an error event mid-stream');
         if (out.length > 0) writeChunk(ctx, out);
         // Recorded at stream end (spec 2 §6.1): an in-band 4xx keeps its status, anything else is 502.
@@ -250,7 +255,7 @@ export function relayStream(
  * its frame names one (a numeric status or code, or a known type or code), else 502. Reads the
  * relayed text of the error frame; runs once per failed stream.
  */
-export function inBandErrorStatus(text: string): number {
+export function inBandFrameStatus(text: string): number {
   for (const line of text.split('\n')) {
     if (!line.startsWith('data:') || !line.includes('"error"')) continue;
     let frame: unknown;
@@ -263,16 +268,7 @@ export function inBandErrorStatus(text: string): number {
     const outer = frame as Record<string, unknown>;
     // Only an error frame counts (a content delta may well contain the word "error").
     if (outer.error === null || typeof outer.error !== 'object') continue;
-    const inner = outer.error as Record<string, unknown>;
-    for (const v of [inner.status, inner.status_code, inner.code, inner.http_status]) {
-      const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{3}$/.test(v) ? Number(v) : undefined;
-      if (n !== undefined && n >= 400 && n <= 499) return n;
-    }
-    for (const v of [inner.type, inner.code]) {
-      const status = inBandStatusOf(v);
-      if (status !== undefined) return status;
-    }
-    return 502;
+    return inBandErrorStatus(outer.error);
   }
   return 502;
 }

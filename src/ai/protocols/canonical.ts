@@ -14,3 +14,11 @@ export interface CanonicalUsage {
   prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number };
   completion_tokens_details?: { reasoning_tokens?: number };
 }
+
+/** An upstream stream's failure, in the vendor's words. */
+export interface StreamError {
+  type: string;
+  message: string;
+  /** The status the upstream's error stands for (lib/in-band-status.ts); 502 when unset. */
+  status?: number;
+}

@@ -3,9 +3,9 @@
 // in-band errors, and drops the usage-only chunk the gateway asked for on the caller's behalf.
 // Frames are never parsed and re-serialised; only the usage frame is parsed.
 import { replaceTopLevelString } from '../../lib/json-scan.ts';
-import { reportsError } from '../../lib/in-band-status.ts';
+import { inBandErrorStatus, reportsError } from '../../lib/in-band-status.ts';
 import { scanUsage, type OpenAIUsage } from './openai-chat.ts';
-import type { CanonicalUsage } from './canonical.ts';
+import type { CanonicalUsage, StreamError } from './canonical.ts';
 
 export class OpenAIChatStreamRelay {
   usage: OpenAIUsage | undefined = undefined;
@@ -73,7 +73,7 @@ const NO_FINISH_REASON = { type: 'upstream_decode', message: 'upstream stream en
 export class OpenAIChatStreamDecoder {
   usage: CanonicalUsage | undefined = undefined;
   finished = false;
-  error: { type: string; message: string } | undefined = undefined;
+  error: StreamError | undefined = undefined;
   /** A choice reached its finish_reason: a stream ending without `[DONE]` after it is complete. */
   private finishSeen = false;
 
@@ -103,7 +103,11 @@ export class OpenAIChatStreamDecoder {
     const c = chunk as Record<string, unknown>;
     if (event.event === 'error' || reportsError(c.error)) {
       const e = c.error as Record<string, unknown> | undefined;
-      this.error = { type: typeof e?.type === 'string' ? e.type : 'api_error', message: typeof e?.message === 'string' ? e.message : 'upstream stream error' };
+      this.error = {
+        type: typeof e?.type === 'string' ? e.type : 'api_error',
+        message: typeof e?.message === 'string' ? e.message : 'upstream stream error',
+        status: inBandErrorStatus(e),
+      };
       return [];
     }
     if (c.usage !== null && typeof c.usage === 'object') this.usage = c.usage as CanonicalUsage;

@@ -1,9 +1,9 @@
 // The provider adapter contract: pure translation plus an endpoint description. The pipeline
 // owns the HTTP call, timeouts, retries, metrics and usage.
 import type { SseFrame } from '../../lib/sse-lines.ts';
-import type { CanonicalUsage } from '../protocols/canonical.ts';
+import type { CanonicalUsage, StreamError } from '../protocols/canonical.ts';
 
-export type { CanonicalUsage };
+export type { CanonicalUsage, StreamError };
 
 export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings';
 
@@ -66,10 +66,6 @@ export type LocalReply =
 export type SseEvent = SseFrame;
 
 /** An in-band error event of a vendor stream, in the vendor's own words. */
-export interface StreamError {
-  type: string;
-  message: string;
-}
 
 /**
  * Turns a vendor event stream into canonical chat-completion chunks (OpenAI

@@ -125,7 +125,7 @@ test('error event: sets error in the vendor words, emits nothing for it, never f
   const model = 'claude-sonnet-4-5-20250929';
   const out = decodeEveryWay('error-stream.sse');
   assert.deepEqual(out.chunks, [chunk(id, model, { role: 'assistant', content: '' }), chunk(id, model, { content: 'Once upon' })]);
-  assert.deepEqual(out.error, { type: 'overloaded_error', message: 'Overloaded' });
+  assert.deepEqual(out.error, { type: 'overloaded_error', message: 'Overloaded', status: 502 });
   assert.equal(out.finished, false);
   // Input counts from message_start are still known for accounting.
   assert.deepEqual(out.usage, { prompt_tokens: 18, completion_tokens: 1, total_tokens: 19, prompt_tokens_details: { cached_tokens: 0, cache_creation_tokens: 0 } });

@@ -4,6 +4,7 @@
 import type { CanonicalUsage, SseEvent, StreamDecoder, StreamError } from '../contract.ts';
 import { canonicalUsage, finishReason } from './decode.ts';
 import type { AnthropicWireUsage } from './decode.ts';
+import { inBandErrorStatus } from '../../../lib/in-band-status.ts';
 
 type Json = Record<string, unknown>;
 
@@ -101,6 +102,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         this.failure = {
           type: typeof e.type === 'string' ? e.type : 'api_error',
           message: typeof e.message === 'string' ? e.message : 'upstream sent an error event',
+          status: inBandErrorStatus(e),
         };
         return [];
       }
