@@ -3,7 +3,6 @@
 // (SIGTERM/SIGINT).
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Server } from 'node:http';
 import { loadConfig, parseAddr } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
@@ -20,6 +19,7 @@ import { listen, type Listener } from '../http/server.ts';
 import { createClientIpResolver } from '../http/real-ip.ts';
 import { compileUrlRewrites } from '../http/url-rewrite.ts';
 import { closeUpstreamPools } from '../http/upstream.ts';
+import { waitAtMost } from '../lib/wait-at-most.ts';
 import { createLimiter } from '../limits/create.ts';
 import { passthroughLimitCheck } from '../limits/passthrough.ts';
 import { createProxyHandler, type Lifecycle } from '../ai/proxy.ts';
@@ -147,7 +147,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
           closeUpstreamPools();
           // The limit releases of the requests drain cut reach a shared store before it closes;
           // an unreachable store does not hold the exit.
-          await Promise.all([Promise.race([limiter.close(), sleep(LIMITER_CLOSE_MS)]), obs.close()]);
+          await Promise.all([waitAtMost(limiter.close(), LIMITER_CLOSE_MS), obs.close()]);
           logger.info('drain complete');
           flushLogger(logger);
           resolve(0);

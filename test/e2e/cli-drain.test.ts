@@ -192,6 +192,18 @@ describe('graceful shutdown', { concurrency: true }, () => {
     assert.notEqual(exit.code, 0, 'an interrupted drain must not report a clean exit');
   });
 
+  test('an idle gateway exits promptly: no shutdown bound outlives the drain', async (t) => {
+    // The limiter's close bound (2 s) must not hold the exit once the limiter has closed.
+    const gw = await start({ min_drain_secs: 0 });
+    t.after(() => gw.stop());
+    assert.equal((await probe(gw, '/readyz')).status, 200);
+    const at = Date.now();
+    gw.signal('SIGTERM');
+    const exit = await exitWithin(gw, 5_000);
+    assert.deepEqual(exit, { code: 0, signal: null }, gw.stderrText());
+    assert.ok(Date.now() - at < 1500, `exited ${Date.now() - at} ms after SIGTERM`);
+  });
+
   test('a SIGTERM sent the moment the ready line is read still drains and exits 0', async (t) => {
     // An orchestrator may stop the process as soon as it reported ready; the signal handlers
     // must be in place by then, or the default action kills the process (no drain, exit by signal).
