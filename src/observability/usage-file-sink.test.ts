@@ -2,6 +2,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { UsageEvent } from './usage-events.ts';
 import { FileUsageSink } from './usage-file-sink.ts';
@@ -61,4 +62,16 @@ test('events after close are not written, not even to a file that took over the 
 
 test('a path that cannot be opened throws when the sink is made', () => {
   assert.throws(() => new FileUsageSink(join(dir, 'missing-dir', 'x.ndjson')));
+});
+
+test('an exit without close (a second shutdown signal) still writes the queued events', () => {
+  const path = join(dir, 'exit.ndjson');
+  const sink = new URL('./usage-file-sink.ts', import.meta.url).href;
+  const script = `import { FileUsageSink } from ${JSON.stringify(sink)};
+const s = new FileUsageSink(${JSON.stringify(path)}, { flushMs: 60_000 });
+for (let i = 0; i < 5; i++) s.emit({ type: 'usage', request_id: 'x' + i });
+process.exit(1);`;
+  assert.throws(() => execFileSync(process.execPath, ['--input-type=module', '-e', script], { stdio: 'pipe' }));
+  const ids = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l).request_id);
+  assert.deepEqual(ids, ['x0', 'x1', 'x2', 'x3', 'x4']);
 });

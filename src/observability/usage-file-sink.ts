@@ -2,7 +2,7 @@
 // Emitting encodes the event's line into a batch buffer; a timer (or a full batch) hands the batch
 // to the file in one asynchronous write, so the request path never waits on the disk. When the
 // disk cannot keep up, batches beyond a bounded backlog are dropped and counted, never buffered
-// without limit.
+// without limit. A process that exits without closing the sink writes what is queued first.
 import { closeSync, openSync } from 'node:fs';
 import { LineBatcher, rejectionReason } from './log-destination.ts';
 import { usageEventJson, type UsageEvent, type UsageSink } from './usage-events.ts';
@@ -26,6 +26,10 @@ export class FileUsageSink implements UsageSink {
   private readonly lines: LineBatcher;
   private readonly timer: NodeJS.Timeout;
   private closed: Promise<void> | undefined;
+  /** An exit without close (a second shutdown signal): what is queued is written before it. */
+  private readonly onExit = (): void => {
+    if (this.closed === undefined) this.lines.flushSync();
+  };
 
   /** Opens (creates, appends to) the file at once: a path that cannot be written fails here, at startup. */
   constructor(path: string, options: FileUsageSinkOptions = {}) {
@@ -40,6 +44,7 @@ export class FileUsageSink implements UsageSink {
     });
     this.timer = setInterval(() => this.lines.flush(), options.flushMs ?? 250);
     this.timer.unref();
+    process.once('exit', this.onExit);
   }
 
   emit(event: UsageEvent): void {
@@ -57,6 +62,7 @@ export class FileUsageSink implements UsageSink {
   close(): Promise<void> {
     this.closed ??= new Promise((resolve) => {
       clearInterval(this.timer);
+      process.off('exit', this.onExit);
       this.lines.flush(() => {
         closeSync(this.fd);
         resolve();
