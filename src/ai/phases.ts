@@ -1,9 +1,11 @@
 // The request phases every AI endpoint shares before dispatch: the current snapshot,
-// authenticate (the caller's API key) and resolve (allowlist, then the alias table).
+// authenticate (the caller's API key) and resolve (allowlist, the alias table, then the model's
+// client address allowlist).
 import { GatewayError } from '../lib/errors.ts';
 import type { RequestContext } from '../http/context.ts';
 import { hashKey, presentedKey } from '../auth/api-key.ts';
 import type { ApiKeyEntry, ResolvedModel, Snapshot, SnapshotHolder } from '../snapshot/snapshot.ts';
+import { sourceAllowed } from '../lib/source-cidrs.ts';
 
 export function currentSnapshot(snapshots: SnapshotHolder): Snapshot {
   const snapshot = snapshots.current;
@@ -42,5 +44,8 @@ export function resolveModel(ctx: RequestContext, snapshot: Snapshot, key: ApiKe
   ctx.modelId = entry.id;
   ctx.provider = entry.provider;
   ctx.upstreamModel = resolved.upstreamModel;
+  if (entry.allowedCidrs !== undefined && !sourceAllowed(entry.allowedCidrs, ctx.clientIp)) {
+    throw new GatewayError('ip_restricted', 'Access denied: your client IP is not allowed to use this model');
+  }
   return resolved;
 }

@@ -8,7 +8,7 @@ import { hashKey } from '../auth/api-key.ts';
 import type { ApiKeyEntry, Snapshot } from '../snapshot/snapshot.ts';
 import type { CompiledRoute, CompiledRoutes } from './compile-routes.ts';
 import { passthroughError, type PassthroughError } from './errors.ts';
-import { sourceAllowed } from './source-cidrs.ts';
+import { sourceAllowed } from '../lib/source-cidrs.ts';
 
 export type AuthOutcome =
   | {

@@ -8,7 +8,7 @@ import { compileCredential, type ProviderKeyFields, type RouteCredential } from 
 import { wildcardKey } from './host.ts';
 import { targetQueryKeys } from './query-conflict.ts';
 import { RequestHeaderPolicy, type AuthMode, type CredentialMode } from './request-headers.ts';
-import { compileSourceCidrs, type SourceCidrs } from './source-cidrs.ts';
+import { compileSourceCidrs, type SourceCidrs } from '../lib/source-cidrs.ts';
 import { targetUrlEndpoint } from './upstream-endpoint.ts';
 
 type RouteDoc = Snapshot['resources']['passthrough_routes'][number];

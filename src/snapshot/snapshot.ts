@@ -4,6 +4,7 @@ import { compileGlob, globCapture, globMatches, type Glob } from '../lib/glob.ts
 import { OPERATIONS, type Adapter, type EndpointSpec, type Operation, type ProviderKeyView } from '../ai/providers/contract.ts';
 import { adapterFor } from '../ai/providers/registry.ts';
 import type { ApiKey, Model, ProviderKey, Resources } from '../resources/types.ts';
+import { compileSourceCidrs, type SourceCidrs } from '../lib/source-cidrs.ts';
 
 export interface ApiKeyEntry {
   readonly id: string;
@@ -37,6 +38,8 @@ export interface ModelEntry {
   readonly providerKey: ProviderKeyEntry | undefined;
   readonly timeoutMs: number | undefined;
   readonly streamTimeoutMs: number | undefined;
+  /** Client addresses allowed to use the model (`allowed_cidrs`); undefined = everyone. */
+  readonly allowedCidrs: SourceCidrs | undefined;
   readonly doc: Model;
 }
 
@@ -62,7 +65,11 @@ function compileProviderKey(pk: ProviderKey): ProviderKeyEntry {
 }
 
 function compileModel(m: Model, keys: Map<string, ProviderKeyEntry>): ModelEntry {
-  const base = { id: m.id, name: m.display_name, glob: compileGlob(m.display_name), doc: m, timeoutMs: m.timeout, streamTimeoutMs: m.stream_timeout };
+  const cidrs = m.allowed_cidrs ?? [];
+  const base = {
+    id: m.id, name: m.display_name, glob: compileGlob(m.display_name), doc: m, timeoutMs: m.timeout, streamTimeoutMs: m.stream_timeout,
+    allowedCidrs: cidrs.length === 0 ? undefined : compileSourceCidrs(cidrs),
+  };
   if ('routing' in m && m.routing !== undefined) {
     return { ...base, kind: 'group', provider: 'group', modelName: undefined, providerKey: undefined };
   }

@@ -30,6 +30,8 @@ useProxyFixture({
       { display_name: 'openai/special', provider: 'openai', model_name: 'gpt-4.1', provider_key: 'up' },
       { display_name: 'openai/*', provider: 'openai', model_name: '*', provider_key: 'up' },
       { display_name: 'pool', routing: { targets: [{ model: 'fast' }, { model: 'gpt-4o' }] } },
+      { display_name: 'office-only', provider: 'openai', model_name: 'gpt-4o', provider_key: 'up', allowed_cidrs: ['10.0.0.0/8'] },
+      { display_name: 'local-only', provider: 'openai', model_name: 'gpt-4o', provider_key: 'up', allowed_cidrs: ['10.0.0.0/8', '127.0.0.0/8', '::1/128'] },
     ],
     api_keys: [
       { display_name: 'all', key_env: 'E2E_KEY_ALL', allowed_models: ['*'] },
@@ -163,6 +165,22 @@ test('the SDK raises PermissionDeniedError for a forbidden model', async () => {
   assert.equal(mock.requests.length, 0);
 });
 
+test('a model\'s allowed_cidrs: a client outside them gets 403 ip_restricted in either envelope, nothing upstream', async () => {
+  const restricted = { message: 'Access denied: your client IP is not allowed to use this model', type: 'permission_error', code: 'ip_restricted' };
+  await expectEnvelope(await postChat({ authorization: `Bearer ${KEYS.all}` }, { model: 'office-only', messages: userMessage }), 403, restricted);
+  const messages = await fetch(`${gw.proxyUrl}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': KEYS.all },
+    body: JSON.stringify({ model: 'office-only', max_tokens: 10, messages: userMessage }),
+  });
+  assert.equal(messages.status, 403);
+  assert.deepEqual(await messages.json(), { type: 'error', error: { type: 'permission_error', message: restricted.message } });
+  assert.equal(mock.requests.length, 0);
+  const ok = await postChat({ authorization: `Bearer ${KEYS.all}` }, { model: 'local-only', messages: userMessage });
+  assert.equal(ok.status, 200);
+  await ok.arrayBuffer();
+});
+
 test('an empty allowed_models allows nothing', async () => {
   for (const model of ['fast', 'gpt-4o', 'openai/gpt-4o']) {
     await expectEnvelope(await postChat({ authorization: `Bearer ${KEYS.none}` }, { model, messages: userMessage }), 403, forbidden(model));
@@ -209,7 +227,7 @@ async function modelIds(key: string): Promise<string[]> {
 }
 
 test('/v1/models lists the concrete aliases the key may use; no wildcard patterns, no groups', async () => {
-  assert.deepEqual(await modelIds(KEYS.all), ['fast', 'gpt-4o', 'openai/special']);
+  assert.deepEqual(await modelIds(KEYS.all), ['fast', 'gpt-4o', 'local-only', 'office-only', 'openai/special']);
   assert.deepEqual(await modelIds(KEYS.limited), ['fast']);
   assert.deepEqual(await modelIds(KEYS.glob), ['openai/special']);
   assert.deepEqual(await modelIds(KEYS.none), []);
@@ -239,7 +257,7 @@ test('/v1/models through the Anthropic SDK: the same list, in the Models API fie
   const client = new Anthropic({ apiKey: KEYS.all, baseURL: gw.proxyUrl, maxRetries: 0 });
   const models = [];
   for await (const m of client.models.list()) models.push(m);
-  assert.deepEqual(models.map((m) => m.id).sort(), ['fast', 'gpt-4o', 'openai/special']);
+  assert.deepEqual(models.map((m) => m.id).sort(), ['fast', 'gpt-4o', 'local-only', 'office-only', 'openai/special']);
   for (const m of models) {
     assert.equal(m.type, 'model');
     assert.equal(m.display_name, m.id);

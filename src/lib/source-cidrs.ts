@@ -1,5 +1,6 @@
-// A route's client source allowlist, parsed once per snapshot. The client address is the one
-// proxy.real_ip resolved; one that cannot be parsed is outside every list (fail closed).
+// A client source allowlist (a pass-through route's source_cidrs, a model's allowed_cidrs), parsed
+// once per snapshot. The client address is the one proxy.real_ip resolved; one that cannot be
+// parsed is outside every list (fail closed).
 import ipaddr from 'ipaddr.js';
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
