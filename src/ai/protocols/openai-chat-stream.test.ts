@@ -81,6 +81,14 @@ test('the decoder: [DONE] after a finish reason finishes; [DONE] without one is 
   assert.deepEqual(cut.error, { type: 'upstream_decode', message: 'upstream stream ended without a finish reason' });
 });
 
+test('the finish reason is seen with whitespace around the colon: such a stream without [DONE] is complete', () => {
+  const relay = new OpenAIChatStreamRelay('fast', false);
+  relay.line('data: {"id": "c1", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": null}]}');
+  assert.equal(relay.sawFinish, false);
+  relay.line('data: {"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason" : "stop"}]}');
+  assert.equal(relay.sawFinish, true);
+});
+
 test('non-data lines pass through', () => {
   const relay = new OpenAIChatStreamRelay('fast', false);
   assert.equal(relay.line(': keep-alive'), ': keep-alive\n');

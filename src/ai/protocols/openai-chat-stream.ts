@@ -58,11 +58,26 @@ export class OpenAIChatStreamRelay {
         }
       }
     }
-    if (!this.sawFinish && payload.includes('"finish_reason":"')) this.sawFinish = true;
+    if (!this.sawFinish && namesFinishReason(payload)) this.sawFinish = true;
     payload = replaceTopLevelString(payload, 'model', this.alias);
     return 'data: ' + payload + '\n';
   }
 }
+
+/** Whether a chunk's text has a `"finish_reason"` with a string value (whitespace allowed around the colon). */
+function namesFinishReason(payload: string): boolean {
+  for (let k = payload.indexOf('"finish_reason"'); k >= 0; k = payload.indexOf('"finish_reason"', k + 15)) {
+    let i = k + 15;
+    while (isSpace(payload.charCodeAt(i))) i++;
+    if (payload.charCodeAt(i) !== 58) continue; // :
+    i++;
+    while (isSpace(payload.charCodeAt(i))) i++;
+    if (payload.charCodeAt(i) === 34) return true; // "
+  }
+  return false;
+}
+
+const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 
 const NO_FINISH_REASON = { type: 'upstream_decode', message: 'upstream stream ended without a finish reason' };
 
