@@ -57,6 +57,19 @@ test('max_tokens goes as max_completion_tokens to OpenAI reasoning models only',
   assert.equal(isReasoningModel('ft:gpt-4o-mini-2024-07-18:acme::abc123'), false);
 });
 
+test('an unlabelled key without api_base speaks to OpenAI itself: OpenAI\'s rules apply to it', () => {
+  const unlabelled = key({ provider: '' });
+  const e = openaiAdapter.endpoint('chat', unlabelled);
+  assert.ok(!(e instanceof Error) && e.url === 'https://api.openai.com/v1/chat/completions');
+  const out = openaiAdapter.prepareRequest('chat', { model: 'a', messages, max_tokens: 50 }, { key: unlabelled, upstreamModel: 'o3' });
+  assert.deepEqual(out.messages, messages);
+  assert.equal(out.max_completion_tokens, 50);
+  assert.equal('max_tokens' in out, false);
+  // Unlabelled with its own base: another OpenAI-compatible service.
+  const elsewhere = openaiAdapter.prepareRequest('chat', { model: 'a', messages }, { key: key({ provider: '', apiBase: 'http://x/v1' }), upstreamModel: 'o3' });
+  assert.equal((elsewhere.messages as { role: string }[])[1].role, 'system');
+});
+
 test('param_renames have the last word', () => {
   const r = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], max_tokens: 5 }, {
     key: key({ paramRenames: { max_completion_tokens: 'max_output' } }), upstreamModel: 'o1',

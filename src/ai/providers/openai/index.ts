@@ -24,6 +24,15 @@ export function isReasoningModel(model: string): boolean {
   return /^(ft:)?(o\d|gpt-5)/.test(model);
 }
 
+/**
+ * The key speaks to OpenAI itself: labelled `openai`, or unlabelled and without an `api_base`
+ * (which sends it to OpenAI's own base). OpenAI's own rules (`developer` kept, reasoning models'
+ * `max_completion_tokens`) apply to it.
+ */
+function isOpenAIKey(key: ProviderKeyView): boolean {
+  return key.provider === 'openai' || (key.provider === '' && (key.apiBase === undefined || key.apiBase.trim() === ''));
+}
+
 function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Error {
   if (operation !== 'chat') return new Error(`the OpenAI-compatible adapter does not serve ${operation}`);
   let base: string;
@@ -39,7 +48,7 @@ function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Er
 
 function prepareRequest(_operation: Operation, body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
   const out: Record<string, unknown> = { ...body, model: target.upstreamModel };
-  const isOpenAI = target.key.provider === 'openai';
+  const isOpenAI = isOpenAIKey(target.key);
   if (!isOpenAI && Array.isArray(body.messages)) {
     // Other providers on this adapter get `developer` as a system message in the same position.
     let changed = false;
