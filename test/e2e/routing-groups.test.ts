@@ -11,6 +11,7 @@ import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream, RecordedRequest, Reply } from '../harness/mock-upstream.ts';
 import { errorReplyFor, replyFor, type Turn } from '../harness/provider-wire.ts';
 import { waitForLines } from '../harness/log-lines.ts';
+import { deriveId } from '../../src/resources/ids.ts';
 
 const CALLER_KEY = 'sk-e2e-routing-caller-9d1e';
 
@@ -37,6 +38,8 @@ useProxyFixture({
         target(`${e}-broken`, 'never-called', { provider_key: 'no-adapter' }),
         target(`${e}-ok`, `${e}-ok-up`),
         { display_name: `${e}-g-skip`, routing: { targets: [{ model: `${e}-broken` }, { model: `${e}-ok` }] } },
+        target(`${e}-skl-a`, `${e}-skl-up-a`),
+        { display_name: `${e}-g-skip-last`, routing: { targets: [{ model: `${e}-skl-a` }, { model: `${e}-broken` }] } },
       ]),
       target('retry-a', 'retry-up-a', { retries: 1 }),
       target('lat-long', 'lat-up-long'),
@@ -123,6 +126,10 @@ for (const endpoint of ['chat', 'messages'] as const) {
       const [skipped, terminal] = await usageRows(r.requestId, 2);
       assert.equal(skipped.error_class, 'invalid_config');
       assert.equal(skipped.billable, false);
+      // The skipped row is the broken target's, not the group's.
+      assert.equal(skipped.model_id, deriveId('models', `${endpoint}-broken`));
+      assert.equal(skipped.provider, 'openai');
+      assert.equal(skipped.upstream_model, 'never-called');
       assert.equal(terminal.status, 200);
       assert.equal(terminal.error_class, null);
       assert.equal(terminal.error_message, null);
@@ -135,6 +142,21 @@ for (const endpoint of ['chat', 'messages'] as const) {
       assert.match(alone.body, /has no usable provider/);
       const [row] = await usageRows(alone.requestId, 1);
       assert.equal(row.error_class, 'invalid_config');
+    });
+
+    it('a target without a usable provider after a failed one: the terminal row is its own, with none of the failed attempt\'s attribution or timings', async () => {
+      byModel({ [`${endpoint}-skl-up-a`]: errorReplyFor(500, 'server_error', 'boom') });
+      const r = await ask(endpoint, `${endpoint}-g-skip-last`);
+      assert.equal(r.status, 503, r.body);
+      const [failed, terminal] = await usageRows(r.requestId, 2);
+      assert.equal(failed.model_id, deriveId('models', `${endpoint}-skl-a`));
+      assert.equal(failed.upstream_model, `${endpoint}-skl-up-a`);
+      assert.equal(terminal.model_id, deriveId('models', `${endpoint}-broken`));
+      assert.equal(terminal.upstream_model, 'never-called');
+      assert.equal(terminal.provider_key_id, deriveId('provider_keys', 'no-adapter'));
+      assert.equal(terminal.error_class, 'invalid_config');
+      assert.equal(terminal.ttft_ms, null);
+      assert.equal(terminal.upstream_latency_ms, null);
     });
 
     it('an invalid request (400) is not routed around: the caller gets it and the next target is never called', async () => {

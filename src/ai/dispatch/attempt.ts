@@ -106,8 +106,6 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   }
   const { body, native } = planned;
   const adapter = t.adapter;
-  ctx.providerKeyId = t.providerKey.id;
-  ctx.providerKeyName = t.providerKey.name;
   if (adapter.local !== undefined) {
     answerLocal(ctx, call, adapter.local.chat({ ...body, stream_options: call.stream ? { include_usage: true } : undefined }, t.upstreamModel));
     return { ok: true };
@@ -121,9 +119,6 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const payload = JSON.stringify(body);
   const sentAt = performance.now();
   ctx.upstreamSentMs = sentAt - ctx.startedAt;
-  // This attempt's own timings: an earlier attempt's must not stand for it.
-  ctx.upstreamFirstByteMs = undefined;
-  ctx.upstreamEndMs = undefined;
   const result = await callUpstream({
     endpoint: upstreamEndpoint(endpoint.url),
     method: 'POST',

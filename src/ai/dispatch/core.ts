@@ -25,6 +25,8 @@ export interface DispatchDeps {
 
 interface Candidate {
   readonly target: Target | GatewayError;
+  /** The target's model and upstream name: an attempt's attribution, usable or not. */
+  readonly spec: CandidateSpec;
   readonly key: string;
   readonly name: string;
   readonly retries: number | undefined;
@@ -39,7 +41,24 @@ function candidate(call: CallerRequest, t: CandidateSpec): Candidate {
     pk === undefined || pk.adapter === undefined
       ? new GatewayError('provider_unavailable', `model '${call.alias}' has no usable provider: ${pk?.unavailable ?? 'provider key missing'}`)
       : { entry: t.entry, providerKey: pk, adapter: pk.adapter, upstreamModel: t.upstreamModel, timeoutMs: t.timeoutMs, streamTimeoutMs: t.streamTimeoutMs };
-  return { target, key: t.key, name: t.entry.name, retries: t.retries, cooldown: t.cooldown };
+  return { target, spec: t, key: t.key, name: t.entry.name, retries: t.retries, cooldown: t.cooldown };
+}
+
+/**
+ * Attribute the request to the candidate about to be tried (a target without a usable provider
+ * included), with none of an earlier attempt's timings: each attempt's row, and the terminal row
+ * of the last one, describe that attempt's target.
+ */
+function attribute(ctx: RequestContext, c: Candidate): void {
+  const { entry, upstreamModel } = c.spec;
+  ctx.modelId = entry.id;
+  ctx.provider = entry.provider;
+  ctx.upstreamModel = upstreamModel;
+  ctx.providerKeyId = entry.providerKey?.id;
+  ctx.providerKeyName = entry.providerKey?.name;
+  ctx.upstreamSentMs = undefined;
+  ctx.upstreamFirstByteMs = undefined;
+  ctx.upstreamEndMs = undefined;
 }
 
 function hashSources(ctx: RequestContext): HashSources {
@@ -109,6 +128,7 @@ export async function dispatch(ctx: RequestContext, call: CallerRequest, resolve
     const kind = attemptKind(previous);
     ctx.attempts++;
     ctx.attemptKind = kind;
+    attribute(ctx, c);
     if (c.target instanceof GatewayError) {
       // A target without a usable provider fails like an invalid configuration: no retry. Its
       // error becomes the request's only when no target follows (a later one may serve it).
@@ -124,9 +144,6 @@ export async function dispatch(ctx: RequestContext, call: CallerRequest, resolve
       throw c.target;
     }
     const target = c.target;
-    ctx.modelId = target.entry.id;
-    ctx.provider = target.entry.provider;
-    ctx.upstreamModel = target.upstreamModel;
     if (resolved.entry.kind === 'group') ctx.res.setHeader(SERVED_BY_HEADER, c.name);
     health.start(c.key);
     const startedAt = performance.now();
