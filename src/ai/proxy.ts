@@ -31,6 +31,8 @@ export interface Lifecycle {
   ready: boolean;
   /** Graceful shutdown has begun. */
   draining: boolean;
+  /** The drain timeout passed: the requests still in flight are being cut by the gateway. */
+  cutting?: boolean;
 }
 
 export interface ProxyOptions {
@@ -112,7 +114,14 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       if (!res.writableFinished) {
         // A response the gateway cut itself (an upstream failure after the head) keeps the
         // failure's status; otherwise the client left first.
-        const cutByGateway = ctx.errorKind !== undefined;
+        let cutByGateway = ctx.errorKind !== undefined;
+        if (!cutByGateway && options.lifecycle.cutting === true) {
+          // Shutdown cut it, not the caller: recorded before the cancel handlers run, so their
+          // "client disconnected" never stands for it (first failure wins).
+          ctx.status = 503;
+          ctx.fail('shutting_down', 'request cut by the drain timeout at shutdown');
+          cutByGateway = true;
+        }
         ctx.clientGone();
         if (!cutByGateway && requestTimedOut(ctx, options.requestTimeoutMs ?? 0)) {
           // The listener answered 408 and closed the connection: the request never arrived whole.

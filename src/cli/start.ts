@@ -74,7 +74,10 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   // Named in a bind failure, so the message says which key to change.
   let binding = 'proxy listener (proxy.addr)';
   try {
-    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler({ ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } }) }));
+    const onCut = (): void => {
+      lifecycle.cutting = true;
+    };
+    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler({ ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } }) }));
     const prom = config.observability.metrics.prometheus;
     if (prom.enabled) {
       binding = 'metrics listener (observability.metrics.prometheus.addr)';

@@ -27,6 +27,8 @@ export interface ListenOptions {
   closing?: () => boolean;
   /** Time allowed to receive a whole request, body included (0 = off): a stalled body must not hold a connection. */
   requestTimeoutMs?: number;
+  /** The drain timeout passed: called right before the connections still in use are closed. */
+  onCut?: () => void;
 }
 
 export async function listen(options: ListenOptions): Promise<Listener> {
@@ -69,6 +71,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
         const finish = (timedOut: boolean): void => {
           idleWaiter = undefined;
           clearTimeout(timer);
+          if (inFlight > 0) options.onCut?.();
           server.closeAllConnections();
           if (inFlight === 0) {
             resolve({ timedOut });

@@ -166,7 +166,12 @@ export class PassthroughExchange {
     this.finalized = true;
     this.endHandler = undefined;
     // The proxy's own close listener runs first and has already told a request timeout (408) apart.
-    if (this.ctx.errorKind === 'request_timeout') this.record(408, 'request_timeout', this.ctx.errorMessage ?? 'request timed out');
+    if (this.ctx.errorKind === 'shutting_down' && this.ctx.status === 503) {
+      // The gateway's shutdown cut the exchange: that, not the cancel it caused, is the record.
+      this.endStatus = 503;
+      this.errorClass = 'shutting_down';
+      this.errorMessage = this.ctx.errorMessage ?? 'request cut by the drain timeout at shutdown';
+    } else if (this.ctx.errorKind === 'request_timeout') this.record(408, 'request_timeout', this.ctx.errorMessage ?? 'request timed out');
     else if (this.ctx.clientDisconnected) this.record(499, 'client_disconnected', 'client disconnected before the response finished');
     const emit = (): void => {
       const inBand = this.tap?.inBandError;

@@ -35,7 +35,8 @@ function resources() {
       { display_name: 'slow', provider: 'openai', model_name: 'slow-up', provider_key: 'up' },
       { display_name: 'hang', provider: 'openai', model_name: 'hang-up', provider_key: 'up' },
     ],
-    api_keys: [{ display_name: 'caller', key_hash: createHash('sha256').update(CALLER_KEY).digest('hex'), allowed_models: ['*'] }],
+    api_keys: [{ display_name: 'caller', key_hash: createHash('sha256').update(CALLER_KEY).digest('hex'), allowed_models: ['*'], allowed_routes: ['*'] }],
+    passthrough_routes: [{ name: 'pt', path_prefix: '/passthrough/pt', target_url: mock.url, provider_key: 'up' }],
   };
 }
 
@@ -159,7 +160,15 @@ describe('graceful shutdown', { concurrency: true }, () => {
       (r) => ({ ok: true as const, r }),
       (e: unknown) => ({ ok: false as const, e }),
     );
+    // A pass-through exchange hangs the same way (the mock hangs on the body's model).
+    const ptMarker = 'pt-hang';
+    const ptInFlight = fetch(`${gw.proxyUrl}/passthrough/pt/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${CALLER_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'hang-up', messages: [{ role: 'user', content: ptMarker }] }),
+    }).then((r) => r.text()).catch(() => 'cut');
     await upstreamHas('hang');
+    await upstreamHas(ptMarker);
     const signalledAt = Date.now();
     gw.signal('SIGTERM');
     const exit = await exitWithin(gw, 6_000);
@@ -170,7 +179,21 @@ describe('graceful shutdown', { concurrency: true }, () => {
     // The cut request did not get a 200.
     const outcome = await inFlight;
     assert.equal(outcome.ok, false, 'the hung request cannot have completed');
+    await ptInFlight;
     assert.match(gw.stderrText(), /drain timeout/);
+    // The gateway cut them, not their callers: 503 shutting_down, never 499 client_disconnected.
+    const lines = gw.stderrText().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    const usage = lines.filter((l) => l.type === 'usage');
+    const model = usage.find((l) => l.requested_model === 'hang');
+    const pt = usage.find((l) => l.passthrough_route_name === 'pt');
+    for (const row of [model, pt]) {
+      assert.ok(row, gw.stderrText());
+      assert.equal(row.status, 503);
+      assert.equal(row.error_class, 'shutting_down');
+      const access = lines.find((l) => l.type === 'access' && l.request_id === row.request_id);
+      assert.equal(access?.status, 503);
+      assert.equal(access?.error_kind, 'shutting_down');
+    }
   });
 
   test('a second signal during the drain exits at once', async (t) => {
