@@ -11,6 +11,12 @@ test('preserve_host targets https://<host> on port 443', () => {
   assert.equal(preserveHostEndpoint('[::1]', undefined).hostname, '::1');
 });
 
+test('preserve_host never builds an origin from text that is not a normalized host', () => {
+  for (const host of ['', 'a%2eb.example.com', 'evil@a.example.com', 'A.example.com', 'a.example.com:443', 'a/b.example.com']) {
+    assert.throws(() => preserveHostEndpoint(host, undefined), /not a normalized host/, host);
+  }
+});
+
 test('one pool per TLS setting, shared by every host', () => {
   const a = preserveHostEndpoint('a.example.com', undefined);
   const b = preserveHostEndpoint('b.example.com', undefined);

@@ -127,6 +127,19 @@ test('a *. wildcard host matches exactly one extra label', async () => {
   assert.equal(mock.requests.length, 1);
 });
 
+test('a Host that is not a DNS name or IP literal matches no host route (404, nothing sent)', async () => {
+  mock.setFallback(echoReply);
+  // As text each has one label before .copilot.example.com; as a URL host it is something else.
+  for (const host of ['a%2eb.copilot.example.com', 'evil@proxy.copilot.example.com', 'a b.copilot.example.com', 'proxy.copilot.example.com:x']) {
+    const res = await get('/anything', { host });
+    assert.equal(res.status, 404, host);
+    assert.equal(res.body.length, 0, host);
+  }
+  const absolute = await get('http://a%2eb.copilot.example.com/anything', { host: 'proxy.copilot.example.com' });
+  assert.equal(absolute.status, 404);
+  assert.equal(mock.requests.length, 0);
+});
+
 test('with hosts and path_prefix both must match', async () => {
   mock.setFallback(echoReply);
   assert.equal((await get('/mcp/readonly', { host: 'agent.example.com' })).status, 200);

@@ -34,6 +34,7 @@ useProxyFixture({
     passthrough_routes: [
       { name: 'trusted', hosts: ['localhost'], path_prefix: '/mcp', preserve_host: true, provider_key: 'trusting' },
       { name: 'untrusted', hosts: ['localhost'], path_prefix: '/untrusted', preserve_host: true, provider_key: 'default-trust' },
+      { name: 'wild', hosts: ['*.tg.localhost'], preserve_host: true, provider_key: 'trusting' },
       { name: 'unused', path_prefix: '/unused', target_url: m, provider_key: 'trusting' },
     ],
   }),
@@ -73,4 +74,18 @@ test('the provider key\'s TLS trust applies: without it the self-signed upstream
   assert.equal(JSON.parse(res.text).error.code, 'upstream_transport');
   assert.equal(echo!.requests.length, 0);
   assert.equal((await usageOf(gw, res.headers['x-tollgate-request-id'] as string)).status, 502);
+});
+
+test('a wildcard preserve_host route never sends its key to a host the Host only spells as one label', async (t) => {
+  if (!ready(t)) return;
+  echo!.requests.length = 0;
+  // An upstream URL parser would decode %2e and connect to a.b.tg.localhost, two labels deep.
+  for (const host of ['a.b.tg.localhost', 'a%2eb.tg.localhost', 'a%2Eb.tg.localhost', 'x@a.tg.localhost']) {
+    const res = await rawRequest(gw.proxyUrl, { path: '/x', headers: { host, authorization: `Bearer ${KEY}` } });
+    assert.equal(res.status, 404, `${host}: ${res.text}`);
+    assert.equal(res.body.length, 0, host);
+  }
+  const absolute = await rawRequest(gw.proxyUrl, { path: 'http://a%2eb.tg.localhost/x', headers: { authorization: `Bearer ${KEY}` } });
+  assert.equal(absolute.status, 404, absolute.text);
+  assert.equal(echo!.requests.length, 0);
 });
