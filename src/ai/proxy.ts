@@ -157,7 +157,9 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
     const local = originForm(url);
     const q = local.indexOf('?');
     const path = q < 0 ? local : local.slice(0, q);
-    const r = ROUTES.get(path);
+    // A `#` is not part of an HTTP request target (RFC 9112 §3.2): such a target is no typed
+    // route, wherever the `#` is (a pass-through route that claims it answers 400 unsafe_path).
+    const r = local.includes('#') ? undefined : ROUTES.get(path);
     if (r === undefined) {
       // Pass-through path stage; an unclaimed /passthrough/* path falls through to the empty 404.
       if (handlePathStage(ctx, options, url)) return;

@@ -64,3 +64,13 @@ test('a dot segment is a 400, before anything is joined', () => {
   }
   assert.equal(join({ hosts: ['*.githubcopilot.com'], preserve_host: true }, '/a/../b', '', false), '400 unsafe_path');
 });
+
+test('a raw "#" anywhere in the target is a 400: joined, it would cut off the target query or end the path in ".."', () => {
+  const azure = { path_prefix: '/azure', target_url: 'https://r.openai.azure.com/openai?api-version=2024-10-21' };
+  assert.equal(join(azure, '/azure/files#frag'), '400 unsafe_path');
+  assert.equal(join(azure, '/azure/..#'), '400 unsafe_path');
+  assert.equal(join(azure, '/azure/files', 'purpose=batch#frag'), '400 unsafe_path');
+  assert.equal(join({ hosts: ['*.githubcopilot.com'], preserve_host: true }, '/mcp#x', '', false), '400 unsafe_path');
+  // An encoded "#" is data, not a fragment: it goes upstream as sent.
+  assert.equal(join(azure, '/azure/files%23x'), '/openai/files%23x?api-version=2024-10-21');
+});

@@ -2,8 +2,10 @@
 // remainder under the target's path: the matched prefix is stripped, and a first remainder
 // segment equal to the target's last segment is not repeated (`/v1` + `v1/files` is `/v1/files`).
 // A preserve_host route keeps the whole path. The target's own query comes first, the caller's is
-// appended unchanged; a caller key that collides with a target key, or a dot segment anywhere in
-// the path, is refused with 400.
+// appended unchanged; a caller key that collides with a target key, a dot segment anywhere in
+// the path, or a raw `#` anywhere in the target is refused with 400. A `#` is not part of an
+// HTTP request target (RFC 9112 §3.2), and an upstream URL parser would cut the joined URL there:
+// the operator's query after it would be dropped, and `..#` would end a path in a dot segment.
 import type { CompiledRoute, UrlTarget } from './compile-routes.ts';
 import { passthroughError, type PassthroughError } from './errors.ts';
 import { conflictingQueryKey } from './query-conflict.ts';
@@ -36,6 +38,7 @@ export function upstreamPath(
   path: string,
   query: string,
 ): string | PassthroughError {
+  if (path.includes('#') || query.includes('#')) return passthroughError('unsafe_path', 'the request target contains a "#" (a fragment is not sent in an HTTP request)');
   if (isUnsafePath(path)) return passthroughError('unsafe_path', 'the request path contains a "." or ".." segment');
   if (target === undefined) return query === '' ? path : `${path}?${query}`;
   const conflict = conflictingQueryKey(target.queryKeys, query);

@@ -112,6 +112,20 @@ test('rule 8: a path-traversal segment is a 400 before anything is sent', async 
   }
 });
 
+test('rule 8: a "#" in the request target is a 400, so the target query is never cut off and ".." never hides behind it', async () => {
+  for (const p of [
+    '/passthrough/azure/files#frag', '/passthrough/azure/..#', '/passthrough/azure/files?purpose=batch#x',
+    '/passthrough/openai/..#/secret', '/passthrough/openai/v1/files#',
+  ]) {
+    await refused(p, 'unsafe_path');
+  }
+  mock.reset();
+  const res = await rawRequest(gw.proxyUrl, { path: '/files#x', headers: { ...auth, host: 'fwd.example.com' } });
+  assert.equal(res.status, 400);
+  assert.equal(JSON.parse(res.text).error.code, 'unsafe_path');
+  assert.equal(mock.requests.length, 0);
+});
+
 test('a traversal on a host route is refused too', async () => {
   mock.reset();
   const res = await rawRequest(gw.proxyUrl, { path: '/v1/../../etc/passwd', headers: { ...auth, host: 'fwd.example.com' } });

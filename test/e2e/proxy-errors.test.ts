@@ -95,6 +95,28 @@ test('an unrouted path is 404 with an empty body, whatever the method', async ()
   assert.equal(mock.requests.length, 0);
 });
 
+test('a request target with a "#" is no typed route: 404 with an empty body, nothing upstream', async () => {
+  // fetch drops a fragment before sending; the raw client sends the target as written.
+  const raw = (method: string, path: string) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const u = new URL(gw.proxyUrl);
+    const body = method === 'POST' ? JSON.stringify({ model: 'fast', messages: hi }) : undefined;
+    const req = http.request({ host: u.hostname, port: Number(u.port), method, path, agent: false, headers: { ...auth, 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.once('error', reject);
+    req.end(body);
+  });
+  for (const [method, path] of [['POST', '/v1/chat/completions#x'], ['POST', '/v1/chat/completions?a=1#x'], ['GET', '/v1/models#'], ['GET', '/livez?#']]) {
+    const res = await raw(method, path);
+    assert.equal(res.status, 404, `${method} ${path}: ${res.body}`);
+    assert.equal(res.body, '', `${method} ${path}`);
+  }
+  assert.equal(mock.requests.length, 0);
+});
+
 test('a known path with the wrong method is 405 with Allow', async () => {
   const res = await fetch(`${gw.proxyUrl}/v1/chat/completions`, { headers: auth });
   const err = await errorBody(res, 405);
