@@ -361,6 +361,36 @@ describe('api keys and key_env', () => {
     assertError(errors, 'models[0] ("gpt").provider_key: unknown provider key "${OPENAI_API_KEY}"');
   });
 
+  test('a variable value is masked however a message escapes it: newline, quote, backslash, control and non-ASCII characters', () => {
+    for (const secret of [
+      'sk-proj-REALSECRET-0123456789\n',
+      'sk-proj-"quoted"-0123456789',
+      'sk-proj-back\\slash-0123456789',
+      'sk-proj-ctl\u0001\t-0123456789',
+      'sk-proj-ünï©ødé-0123456789\r\n',
+    ]) {
+      const errors = expectErrors(loadObj({
+        provider_keys: [{ display_name: 'pk', provider: 'openai', api_key: '${OPENAI_API_KEY}' }],
+        models: [{ display_name: 'gpt', provider: 'openai', model_name: 'gpt-4o', provider_key: '${OPENAI_API_KEY}' }],
+      }, { OPENAI_API_KEY: secret }));
+      const escaped = JSON.stringify(secret).slice(1, -1);
+      for (const e of errors) {
+        assert.ok(!e.includes(secret) && !e.includes(escaped), `value leaked in: ${e}`);
+        assert.ok(!e.includes('REALSECRET') && !e.includes('0123456789'), `value leaked in: ${e}`);
+      }
+      assertError(errors, 'models[0] ("gpt").provider_key: unknown provider key "${OPENAI_API_KEY}"');
+    }
+  });
+
+  test('a key_env plaintext is masked in its escaped spelling too', () => {
+    const secret = 'sk-tollgate-"PLAIN"\\TEXT\n';
+    const errors = expectErrors(loadObj({
+      api_keys: [{ display_name: 'a', key_env: 'K', allowed_models: [] }],
+      models: [{ display_name: 'm', provider: 'openai', model_name: 'x', provider_key: '${K}' }],
+    }, { K: secret }));
+    for (const e of errors) assert.ok(!e.includes('PLAIN'), `plaintext leaked in: ${e}`);
+  });
+
   test('allowed_models is required; allowed_routes optional', () => {
     assertErrors(loadObj({ api_keys: [{ display_name: 'a', key_hash: HASH_A }] }), ['api_keys[0] ("a").allowed_models: required']);
   });

@@ -219,11 +219,20 @@ export function loadResourcesText(text: string, env: Env): LoadResult {
  * Messages never print field values, but an identity or reference name is printed, and the
  * file may have built one from a variable (an unknown reference may even be a credential's
  * `${VAR}` written in the wrong field). Key plaintexts are masked, and every value a variable
- * put into the file is printed as its `${NAME}`.
+ * put into the file is printed as its `${NAME}`. A message prints a name as is or quoted with
+ * JSON.stringify, which escapes a newline, `"`, `\` or a control character: both spellings are
+ * masked (JSON escapes character by character, so the escaped value is also a substring of any
+ * longer escaped string it is part of).
  */
 function redact(message: string, secrets: ReadonlyMap<string, string>): string {
+  const forms: Array<[string, string]> = [];
+  for (const [value, shown] of secrets) {
+    forms.push([value, shown]);
+    const escaped = JSON.stringify(value).slice(1, -1);
+    if (escaped !== value) forms.push([escaped, shown]);
+  }
   let out = message;
-  for (const [value, shown] of [...secrets].sort((a, b) => b[0].length - a[0].length)) out = out.replaceAll(value, shown);
+  for (const [value, shown] of forms.sort((a, b) => b[0].length - a[0].length)) out = out.replaceAll(value, shown);
   return out;
 }
 
