@@ -16,16 +16,12 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { compileGlob, globMatches, type Glob } from '../lib/glob.ts';
 import { REQUEST_ID_HEADER } from '../http/request-id.ts';
+import { ALWAYS_STRIPPED, GATEWAY_NAMESPACE, TRACE_HEADERS, carriesKey, connectionTokens } from '../lib/header-rules.ts';
 
-/** Never relayed, whatever forward_client_headers says. */
-export const ALWAYS_STRIPPED: ReadonlySet<string> = new Set([
-  'host', 'content-length', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer',
-  'transfer-encoding', 'upgrade', 'http2-settings', 'proxy-authenticate',
-]);
+export { ALWAYS_STRIPPED, GATEWAY_NAMESPACE, TRACE_HEADERS, carriesKey };
+
 /** Transport headers that are not hop-by-hop: stripped by default (the body is re-sent whole). */
 export const TRANSPORT_HEADERS = ['expect'] as const;
-export const GATEWAY_NAMESPACE = 'x-tollgate-';
-export const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
 export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key', 'cookie', 'set-cookie'] as const;
 
 export type AuthMode = 'gateway_key' | 'header_key' | 'anonymous';
@@ -106,27 +102,6 @@ export class RequestHeaderPolicy {
     for (const g of this.forwardGlobs) if (globMatches(g, name)) return true;
     return false;
   }
-}
-
-/** Header names the caller's Connection header declares hop-by-hop. */
-function connectionTokens(rawHeaders: readonly string[]): Set<string> | undefined {
-  let out: Set<string> | undefined;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i].length !== 10 || rawHeaders[i].toLowerCase() !== 'connection') continue;
-    for (const token of rawHeaders[i + 1].split(',')) {
-      const t = token.trim().toLowerCase();
-      if (t !== '') (out ??= new Set()).add(t);
-    }
-  }
-  return out;
-}
-
-/** True when a header value is `key`, bare or after an auth scheme (`Bearer <key>`, `Basic <key>`). */
-export function carriesKey(value: string, key: string): boolean {
-  const v = value.trim();
-  if (!v.endsWith(key)) return false;
-  const at = v.length - key.length;
-  return at === 0 || v[at - 1] === ' ' || v[at - 1] === '\t';
 }
 
 /**

@@ -1,0 +1,37 @@
+// Header rules shared by every path that relays caller headers upstream (pass-through routes,
+// a provider key's forward_client_headers on the AI endpoints): the headers that describe one
+// connection and never cross the gateway, the caller's Connection-declared hop-by-hop headers, and
+// the check that keeps the caller's own gateway credential from being relayed under any name.
+
+/** Hop-by-hop and framing headers: never relayed, whatever a configuration says. */
+export const ALWAYS_STRIPPED: ReadonlySet<string> = new Set([
+  'host', 'content-length', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer',
+  'transfer-encoding', 'upgrade', 'http2-settings', 'proxy-authenticate',
+]);
+
+/** The gateway's own header namespace: a caller's copy never goes upstream. */
+export const GATEWAY_NAMESPACE = 'x-tollgate-';
+
+/** W3C trace context headers. */
+export const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
+
+/** Header names the caller's Connection header declares hop-by-hop. */
+export function connectionTokens(rawHeaders: readonly string[]): Set<string> | undefined {
+  let out: Set<string> | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i].length !== 10 || rawHeaders[i].toLowerCase() !== 'connection') continue;
+    for (const token of rawHeaders[i + 1].split(',')) {
+      const t = token.trim().toLowerCase();
+      if (t !== '') (out ??= new Set()).add(t);
+    }
+  }
+  return out;
+}
+
+/** True when a header value is `key`, bare or after an auth scheme (`Bearer <key>`, `Basic <key>`). */
+export function carriesKey(value: string, key: string): boolean {
+  const v = value.trim();
+  if (!v.endsWith(key)) return false;
+  const at = v.length - key.length;
+  return at === 0 || v[at - 1] === ' ' || v[at - 1] === '\t';
+}
