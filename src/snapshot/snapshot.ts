@@ -3,6 +3,9 @@
 import { compileGlob, globCapture, globMatches, type Glob } from '../lib/glob.ts';
 import { OPERATIONS, type Adapter, type EndpointSpec, type Operation, type ProviderKeyView } from '../ai/providers/contract.ts';
 import { adapterFor } from '../ai/providers/registry.ts';
+import { compileBodyShaping, type BodyShaping } from '../ai/providers/key-body.ts';
+import { compileKeyHeaders, type KeyHeaders } from '../ai/providers/key-headers.ts';
+import { compileOpenAIResponseOptions, type OpenAIResponseOptions } from '../ai/protocols/openai-response-options.ts';
 import type { ApiKey, Model, ProviderKey, Resources } from '../resources/types.ts';
 import { compileSourceCidrs, type SourceCidrs } from '../lib/source-cidrs.ts';
 
@@ -25,6 +28,14 @@ export interface ProviderKeyEntry {
   readonly unavailable: string | undefined;
   /** Upstream endpoint per operation, or why the key cannot serve it. */
   readonly endpoints: ReadonlyMap<Operation, EndpointSpec | Error>;
+  /** The key's request body options; undefined when it has none. */
+  readonly body: BodyShaping | undefined;
+  /** Its default and forwarded caller headers; undefined when it has none. */
+  readonly headers: KeyHeaders | undefined;
+  /** How its OpenAI-family upstream answers (reasoning field, end marker); undefined = the defaults. */
+  readonly response: OpenAIResponseOptions | undefined;
+  /** Its upstream TLS trust; undefined = default verification against the public roots. */
+  readonly tls: { readonly verify: boolean; readonly caCert: string | undefined } | undefined;
 }
 
 export interface ModelEntry {
@@ -53,15 +64,22 @@ function compileProviderKey(pk: ProviderKey): ProviderKeyEntry {
     provider: pk.provider ?? '',
     apiKey: pk.api_key,
     apiBase: pk.api_base ?? undefined,
-    paramRenames: pk.request?.param_renames,
+  };
+  const options = {
+    body: compileBodyShaping(pk.request, pk.response?.content_list_to_string),
+    headers: compileKeyHeaders(pk.request),
+    response: compileOpenAIResponseOptions(pk.response),
+    tls: pk.tls !== undefined && (pk.tls.ca_cert !== undefined || pk.tls.verify === false)
+      ? { verify: pk.tls.verify !== false, caCert: pk.tls.ca_cert }
+      : undefined,
   };
   const adapter = adapterFor({ provider: view.provider, adapter: pk.adapter, api_base: pk.api_base });
   if (typeof adapter === 'string') {
-    return { id: pk.id, name: pk.display_name, view, adapter: undefined, unavailable: adapter, endpoints: new Map() };
+    return { id: pk.id, name: pk.display_name, view, adapter: undefined, unavailable: adapter, endpoints: new Map(), ...options };
   }
   const endpoints = new Map<Operation, EndpointSpec | Error>();
   for (const op of OPERATIONS) endpoints.set(op, adapter.endpoint(op, view));
-  return { id: pk.id, name: pk.display_name, view, adapter, unavailable: undefined, endpoints };
+  return { id: pk.id, name: pk.display_name, view, adapter, unavailable: undefined, endpoints, ...options };
 }
 
 function compileModel(m: Model, keys: Map<string, ProviderKeyEntry>): ModelEntry {

@@ -7,11 +7,15 @@ import { GatewayError } from '../../lib/errors.ts';
 import type { RequestContext } from '../../http/context.ts';
 import { sendBody, startStream, writeChunk, endStream } from '../../http/respond.ts';
 import { REQUEST_ID_HEADER } from '../../http/request-id.ts';
-import { callUpstream, compileEndpoint, readResponseBody, type UpstreamEndpoint, type UpstreamResponse } from '../../http/upstream.ts';
-import type { ModelEntry, ProviderKeyEntry } from '../../snapshot/snapshot.ts';
+import { callUpstream, compileEndpoint, readResponseBody, upstreamPools, type UpstreamEndpoint, type UpstreamResponse } from '../../http/upstream.ts';
+import type { ApiKeyEntry, ModelEntry, ProviderKeyEntry } from '../../snapshot/snapshot.ts';
+import { presentedKey } from '../../auth/api-key.ts';
 import type { CanonicalUsage } from '../protocols/canonical.ts';
 import { OpenAIChatStreamDecoder } from '../protocols/openai-chat-stream.ts';
 import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation } from '../providers/contract.ts';
+import { shapeRequestBody } from '../providers/key-body.ts';
+import { addKeyHeaders, type HeaderTemplateVar, type KeyHeaders } from '../providers/key-headers.ts';
+import { liftReasoning, type OpenAIResponseOptions } from '../protocols/openai-response-options.ts';
 import type { AttemptErrorClass } from './retry-policy.ts';
 import { isJsonObject, type CallerCodec } from './codecs.ts';
 import { relayStream, SSE_HEADERS, TranslatingRelay } from './relay.ts';
@@ -37,6 +41,8 @@ export interface CallerRequest {
   stream: boolean;
   /** Keep the usage-only stream chunk (OpenAI `stream_options.include_usage`). */
   wantUsage: boolean;
+  /** The caller's API key (its ids and names fill a provider key's default header templates). */
+  apiKey: ApiKeyEntry;
 }
 
 export interface Target {
@@ -62,13 +68,18 @@ export interface AttemptFailure {
 
 export type AttemptResult = { ok: true } | { ok: false; failure: AttemptFailure };
 
-const endpoints = new Map<string, UpstreamEndpoint>();
+/**
+ * The compiled upstream endpoint of a provider key's endpoint spec: made on first use and kept as
+ * long as the snapshot that holds the spec. A key with its own TLS trust gets the pools of that
+ * setting (shared by every key with the same one); an http endpoint has no TLS to set.
+ */
+const endpoints = new WeakMap<EndpointSpec, UpstreamEndpoint>();
 
-function upstreamEndpoint(url: string): UpstreamEndpoint {
-  let e = endpoints.get(url);
+function upstreamEndpoint(spec: EndpointSpec, key: ProviderKeyEntry): UpstreamEndpoint {
+  let e = endpoints.get(spec);
   if (e === undefined) {
-    e = compileEndpoint(url);
-    endpoints.set(url, e);
+    e = key.tls !== undefined && spec.url.startsWith('https:') ? compileEndpoint(spec.url, upstreamPools(key.tls)) : compileEndpoint(spec.url);
+    endpoints.set(spec, e);
   }
   return e;
 }
@@ -85,13 +96,17 @@ function configFailure(message: string): AttemptResult {
 function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean; body: Record<string, unknown> } | string {
   const adapter = t.adapter;
   const target: AdapterTarget = { key: t.providerKey.view, upstreamModel: t.upstreamModel };
+  // Body options shape generation requests: a token count's body has none of their fields (and
+  // its upstream refuses fields it does not know).
+  const shaping = call.operation === 'count_tokens' ? undefined : t.providerKey.body;
   if (adapter.speaks.includes(call.codec.protocol)) {
-    return { op: call.operation, native: true, body: adapter.prepareRequest(call.operation, call.body, target) };
+    const body = adapter.prepareRequest(call.operation, call.body, target);
+    return { op: call.operation, native: true, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
   }
   if (call.operation === 'count_tokens') return 'count_tokens';
   const canonical = call.codec.toCanonical(call.body);
   const body = adapter.translator !== undefined ? adapter.translator.encodeRequest(canonical, target) : adapter.prepareRequest('chat', canonical, target);
-  return { op: 'chat', native: false, body };
+  return { op: 'chat', native: false, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
 }
 
 export async function attempt(ctx: RequestContext, call: CallerRequest, t: Target, settings: UpstreamSettings): Promise<AttemptResult> {
@@ -119,16 +134,18 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const payload = JSON.stringify(body);
   const sentAt = performance.now();
   ctx.upstreamSentMs = sentAt - ctx.startedAt;
+  const headers: Record<string, string | string[] | number> = {
+    ...endpoint.headers,
+    ...forwardedHeaders(ctx, native, call),
+    accept: call.stream ? 'text/event-stream' : 'application/json',
+    'content-length': Buffer.byteLength(payload),
+    [REQUEST_ID_HEADER]: ctx.requestId,
+  };
+  if (t.providerKey.headers !== undefined) keyHeaders(headers, t.providerKey.headers, ctx, call, t);
   const result = await callUpstream({
-    endpoint: upstreamEndpoint(endpoint.url),
+    endpoint: upstreamEndpoint(endpoint, t.providerKey),
     method: 'POST',
-    headers: {
-      ...endpoint.headers,
-      ...forwardedHeaders(ctx, native, call),
-      accept: call.stream ? 'text/event-stream' : 'application/json',
-      'content-length': Buffer.byteLength(payload),
-      [REQUEST_ID_HEADER]: ctx.requestId,
-    },
+    headers,
     body: payload,
     connectTimeoutMs: settings.connectTimeoutMs,
     headersTimeoutMs: timeoutMs,
@@ -155,8 +172,8 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const contentType = response.headers['content-type'] ?? '';
   if (call.stream && contentType.startsWith('text/event-stream')) {
     const relay = native
-      ? call.codec.createNativeRelay(call.alias, !call.wantUsage)
-      : new TranslatingRelay(adapter.translator?.createStreamDecoder() ?? new OpenAIChatStreamDecoder(), call.codec.createEncoder(call.alias, call.wantUsage), call.codec);
+      ? call.codec.createNativeRelay(call.alias, !call.wantUsage, t.providerKey.response)
+      : new TranslatingRelay(adapter.translator?.createStreamDecoder() ?? new OpenAIChatStreamDecoder(t.providerKey.response), call.codec.createEncoder(call.alias, call.wantUsage), call.codec);
     try {
       await relayStream(ctx, response, relay, call.codec, streamTimeoutMs, t.providerKey.view.apiKey);
     } catch (err) {
@@ -180,7 +197,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   // A JSON answer's first byte is its head (a stream's is its first event, set by the relay).
   ctx.upstreamFirstByteMs = headMs;
   const text = read.body.toString('utf8');
-  const answer = native ? call.codec.nativeJson(text, call.alias) : translateJson(call, adapter, text);
+  const answer = native ? call.codec.nativeJson(text, call.alias, t.providerKey.response) : translateJson(call, adapter, text, t.providerKey.response);
   if (answer === undefined) {
     return failed({ errorClass: 'upstream_decode', status: undefined, retryAfterMs: undefined, error: new GatewayError('upstream_decode', 'upstream returned a body that is not a JSON object') });
   }
@@ -200,7 +217,7 @@ async function readUnlessGone(ctx: RequestContext, response: UpstreamResponse, t
   }
 }
 
-function translateJson(call: CallerRequest, adapter: Adapter, text: string): { body: string; usage: CanonicalUsage | undefined } | undefined {
+function translateJson(call: CallerRequest, adapter: Adapter, text: string, upstream: OpenAIResponseOptions | undefined): { body: string; usage: CanonicalUsage | undefined } | undefined {
   let canonical: Record<string, unknown>;
   if (adapter.translator !== undefined) {
     const decoded = adapter.translator.decodeResponse(text);
@@ -209,6 +226,7 @@ function translateJson(call: CallerRequest, adapter: Adapter, text: string): { b
   } else {
     if (!isJsonObject(text)) return undefined;
     canonical = JSON.parse(text) as Record<string, unknown>;
+    if (upstream?.reasoningPath !== undefined) liftReasoning(canonical, upstream.reasoningPath, 'message');
   }
   return { body: call.codec.renderJson(canonical, call.alias), usage: canonical.usage as CanonicalUsage | undefined };
 }
@@ -244,6 +262,24 @@ function forwardedHeaders(ctx: RequestContext, native: boolean, call: CallerRequ
     if (typeof v === 'string' && v !== '') (out ??= {})[name] = v;
   }
   return out;
+}
+
+/** A provider key's default and forwarded caller headers, under names the gateway left unset. */
+function keyHeaders(headers: Record<string, string | string[] | number>, rules: KeyHeaders, ctx: RequestContext, call: CallerRequest, t: Target): void {
+  const vars = (name: HeaderTemplateVar): string | undefined => {
+    switch (name) {
+      case 'request.id': return ctx.requestId;
+      case 'request.api_key.id': return call.apiKey.id;
+      case 'request.api_key.name': return call.apiKey.name;
+      case 'request.api_key.team_id': return call.apiKey.doc.team_id;
+      case 'request.api_key.user_id': return call.apiKey.doc.user_id;
+      case 'model.id': return t.entry.id;
+      case 'model.name': return t.entry.name;
+      case 'provider_key.id': return t.providerKey.id;
+      case 'provider_key.name': return t.providerKey.name;
+    }
+  };
+  addKeyHeaders(headers, rules, ctx.req.rawHeaders, vars, rules.forwards ? presentedKey(ctx.req.headers) : undefined);
 }
 
 /** The refusal of count_tokens for a model none of whose targets is messages-family. */

@@ -6,6 +6,7 @@ import type { CanonicalUsage } from '../protocols/canonical.ts';
 import { openAIErrorBody, openAIStreamErrorFrame, scanUsage } from '../protocols/openai-chat.ts';
 import { OpenAIChatStreamEncoder, OpenAIChatStreamRelay } from '../protocols/openai-chat-stream.ts';
 import type { WireProtocol } from '../providers/contract.ts';
+import { liftReasoningText, type OpenAIResponseOptions } from '../protocols/openai-response-options.ts';
 import { findTopLevelMember } from '../../lib/json-scan.ts';
 
 /** Canonical chunks → the caller's event stream text. */
@@ -42,9 +43,12 @@ export interface CallerCodec {
   toCanonical(request: Record<string, unknown>): Record<string, unknown>;
   renderJson(canonical: Record<string, unknown>, alias: string): string;
   createEncoder(alias: string, wantUsage: boolean): StreamEncoder;
-  /** Native JSON answer: the body with the alias spliced in, or undefined if it is not an object. */
-  nativeJson(text: string, alias: string): { body: string; usage: CanonicalUsage | undefined } | undefined;
-  createNativeRelay(alias: string, dropUsage: boolean): NativeRelay;
+  /**
+   * Native JSON answer: the body with the alias spliced in, or undefined if it is not an object.
+   * `upstream` is how an OpenAI-family upstream answers (the messages codec has no use for it).
+   */
+  nativeJson(text: string, alias: string, upstream?: OpenAIResponseOptions): { body: string; usage: CanonicalUsage | undefined } | undefined;
+  createNativeRelay(alias: string, dropUsage: boolean, upstream?: OpenAIResponseOptions): NativeRelay;
 }
 
 /** Replace a top-level string member without re-serialising the rest; undefined if not an object. */
@@ -67,8 +71,8 @@ export function isJsonObject(text: string): boolean {
 class OpenAINativeRelay implements NativeRelay {
   private readonly relay: OpenAIChatStreamRelay;
 
-  constructor(alias: string, dropUsage: boolean) {
-    this.relay = new OpenAIChatStreamRelay(alias, dropUsage);
+  constructor(alias: string, dropUsage: boolean, upstream: OpenAIResponseOptions | undefined) {
+    this.relay = new OpenAIChatStreamRelay(alias, dropUsage, upstream);
   }
 
   line(line: string): string {
@@ -78,7 +82,7 @@ class OpenAINativeRelay implements NativeRelay {
   finish(): { text: string; complete: boolean } {
     if (this.relay.sawDone) return { text: '', complete: true };
     // A finished response without the end marker: complete it for the caller.
-    return this.relay.sawFinish ? { text: 'data: [DONE]\n\n', complete: true } : { text: '', complete: false };
+    return this.relay.complete ? { text: 'data: [DONE]\n\n', complete: true } : { text: '', complete: false };
   }
 
   get usage(): CanonicalUsage | undefined {
@@ -97,9 +101,10 @@ export const openAIChatCodec: CallerCodec = {
   toCanonical: (request) => request,
   renderJson: (canonical, alias) => JSON.stringify({ ...canonical, model: alias }),
   createEncoder: (alias, wantUsage) => new OpenAIChatStreamEncoder(alias, wantUsage),
-  nativeJson(text, alias) {
-    const body = spliceModel(text, alias);
-    return body === undefined ? undefined : { body, usage: scanUsage(text) };
+  nativeJson(text, alias, upstream) {
+    const answer = upstream?.reasoningPath === undefined ? text : liftReasoningText(text, upstream, 'message');
+    const body = spliceModel(answer, alias);
+    return body === undefined ? undefined : { body, usage: scanUsage(answer) };
   },
-  createNativeRelay: (alias, dropUsage) => new OpenAINativeRelay(alias, dropUsage),
+  createNativeRelay: (alias, dropUsage, upstream) => new OpenAINativeRelay(alias, dropUsage, upstream),
 };

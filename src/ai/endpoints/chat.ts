@@ -19,5 +19,6 @@ export async function chatCompletions(ctx: RequestContext, options: ProxyOptions
     alias: request.model,
     stream: request.stream === true,
     wantUsage: request.stream_options?.include_usage === true,
+    apiKey: key,
   });
 }

@@ -21,6 +21,7 @@ export async function messages(ctx: RequestContext, options: ProxyOptions): Prom
     alias: request.model,
     stream: request.stream === true,
     wantUsage: true,
+    apiKey: key,
   });
 }
 
@@ -29,6 +30,6 @@ export async function countTokens(ctx: RequestContext, options: ProxyOptions): P
   const snapshot = currentSnapshot(options.snapshots);
   const key = authenticate(ctx, snapshot);
   const request = parseCountTokensRequest(await readBody(ctx, options.bodyLimitBytes));
-  const call = { codec: anthropicMessagesCodec, operation: 'count_tokens', body: request as unknown as Record<string, unknown>, alias: request.model, stream: false, wantUsage: false } as const;
+  const call = { codec: anthropicMessagesCodec, operation: 'count_tokens', body: request as unknown as Record<string, unknown>, alias: request.model, stream: false, wantUsage: false, apiKey: key } as const;
   await serveModel(ctx, options, snapshot, key, call, false);
 }

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SseLineSplitter } from '../../lib/sse-lines.ts';
 import { OpenAIChatStreamDecoder, OpenAIChatStreamRelay } from './openai-chat-stream.ts';
+import { compileOpenAIResponseOptions } from './openai-response-options.ts';
 
 const chunk = (o: object): string => `data: ${JSON.stringify(o)}\n\n`;
 const base = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-2024-08-06' };
@@ -93,4 +94,31 @@ test('non-data lines pass through', () => {
   const relay = new OpenAIChatStreamRelay('fast', false);
   assert.equal(relay.line(': keep-alive'), ': keep-alive\n');
   assert.equal(relay.line('event: message'), 'event: message\n');
+});
+
+test('stream_done_marker required: a stream without [DONE] is cut short even after its finish reason', () => {
+  const finish = 'data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+  const required = compileOpenAIResponseOptions({ stream_done_marker: 'required' });
+  for (const [options, complete] of [[undefined, true], [compileOpenAIResponseOptions({ stream_done_marker: 'none' }), true], [required, false]] as const) {
+    const relay = new OpenAIChatStreamRelay('fast', false, options);
+    relay.line(finish);
+    assert.equal(relay.complete, complete, options?.doneMarker ?? 'default');
+    relay.line('data: [DONE]');
+    assert.equal(relay.complete, true);
+    const decoder = new OpenAIChatStreamDecoder(options);
+    decoder.push({ event: undefined, data: finish.slice(6) });
+    assert.equal(decoder.complete() !== undefined, complete, options?.doneMarker ?? 'default');
+  }
+});
+
+test('reasoning_field: the relay and the decoder copy the vendor field into delta.reasoning_content', () => {
+  const options = compileOpenAIResponseOptions({ reasoning_field: 'reasoning' });
+  const line = 'data: ' + JSON.stringify({ ...base, choices: [{ index: 0, delta: { reasoning: 'hmm' }, finish_reason: null }] });
+  const relayed = JSON.parse(new OpenAIChatStreamRelay('fast', false, options).line(line).slice(6));
+  assert.equal(relayed.model, 'fast');
+  assert.deepEqual(relayed.choices[0].delta, { reasoning: 'hmm', reasoning_content: 'hmm' });
+  const [decoded] = new OpenAIChatStreamDecoder(options).push({ event: undefined, data: line.slice(6) });
+  assert.equal((decoded.choices as any)[0].delta.reasoning_content, 'hmm');
+  // Without the option, the chunk goes through untouched.
+  assert.equal(JSON.parse(new OpenAIChatStreamRelay('fast', false).line(line).slice(6)).choices[0].delta.reasoning_content, undefined);
 });

@@ -6,6 +6,7 @@ import { replaceTopLevelString } from '../../lib/json-scan.ts';
 import { inBandErrorStatus, reportsError } from '../../lib/in-band-status.ts';
 import { scanUsage, type OpenAIUsage } from './openai-chat.ts';
 import type { CanonicalUsage, StreamError } from './canonical.ts';
+import { liftReasoning, liftReasoningText, type OpenAIResponseOptions } from './openai-response-options.ts';
 
 export class OpenAIChatStreamRelay {
   usage: OpenAIUsage | undefined = undefined;
@@ -15,15 +16,24 @@ export class OpenAIChatStreamRelay {
   inBandError: string | undefined = undefined;
   private readonly alias: string;
   private readonly dropUsageChunk: boolean;
+  private readonly options: OpenAIResponseOptions | undefined;
   private dropping = false;
 
   /**
    * @param alias the caller's model alias, written into every chunk
    * @param dropUsageChunk drop the trailing usage-only chunk (the caller did not ask for it)
+   * @param options how the provider key says its upstream answers (reasoning field, end marker)
    */
-  constructor(alias: string, dropUsageChunk: boolean) {
+  constructor(alias: string, dropUsageChunk: boolean, options?: OpenAIResponseOptions) {
     this.alias = alias;
     this.dropUsageChunk = dropUsageChunk;
+    this.options = options;
+  }
+
+  /** The upstream ended: whether its stream is complete (`required` keys need `[DONE]`). */
+  get complete(): boolean {
+    if (this.sawDone) return true;
+    return this.sawFinish && this.options?.doneMarker !== 'required';
   }
 
   /** Returns the text to forward for one line (with its terminator), or '' to drop it. */
@@ -46,6 +56,8 @@ export class OpenAIChatStreamRelay {
       this.inBandError = payload;
       return line + '\n';
     }
+    // Only a key naming another reasoning field pays for a parse, and only on chunks naming it.
+    if (this.options?.reasoningPath !== undefined) payload = liftReasoningText(payload, this.options, 'delta');
     // One scan for usage; most chunks carry `"usage":null` or nothing.
     const u = payload.indexOf('"usage":');
     if (u >= 0 && payload.charCodeAt(payload.charCodeAt(u + 8) === 32 ? u + 9 : u + 8) === 123) {
@@ -91,9 +103,16 @@ export class OpenAIChatStreamDecoder {
   error: StreamError | undefined = undefined;
   /** A choice reached its finish_reason: a stream ending without `[DONE]` after it is complete. */
   private finishSeen = false;
+  private readonly options: OpenAIResponseOptions | undefined;
+
+  /** @param options how the provider key says its upstream answers (reasoning field, end marker) */
+  constructor(options?: OpenAIResponseOptions) {
+    this.options = options;
+  }
 
   complete(): Record<string, unknown>[] | undefined {
-    if (!this.finishSeen) return undefined;
+    // A key whose upstream always ends with `[DONE]`: without it the stream was cut short.
+    if (!this.finishSeen || this.options?.doneMarker === 'required') return undefined;
     this.finished = true;
     return [];
   }
@@ -126,6 +145,8 @@ export class OpenAIChatStreamDecoder {
       return [];
     }
     if (c.usage !== null && typeof c.usage === 'object') this.usage = c.usage as CanonicalUsage;
+    const path = this.options?.reasoningPath;
+    if (path !== undefined) liftReasoning(c, path, 'delta');
     if (!this.finishSeen && Array.isArray(c.choices)) {
       this.finishSeen = (c.choices as { finish_reason?: unknown }[]).some((ch) => typeof ch?.finish_reason === 'string');
     }

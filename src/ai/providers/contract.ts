@@ -18,8 +18,6 @@ export interface ProviderKeyView {
   provider: string;
   apiKey: string;
   apiBase: string | undefined;
-  /** Top-level request renames; they have the last word over built-in renames. */
-  paramRenames: Readonly<Record<string, string>> | undefined;
 }
 
 export interface AdapterTarget {

@@ -6,7 +6,7 @@ import { encodeAnthropicRequest, parseDataUrl, thinkingBudget, THINKING_BUDGETS 
 import { anthropicAdapter } from './index.ts';
 
 const key = (over: Partial<ProviderKeyView> = {}): ProviderKeyView => ({
-  provider: 'anthropic', apiKey: 'sk-ant-test', apiBase: undefined, paramRenames: undefined, ...over,
+  provider: 'anthropic', apiKey: 'sk-ant-test', apiBase: undefined, ...over,
 });
 const target: AdapterTarget = { key: key(), upstreamModel: 'claude-sonnet-4-5' };
 
@@ -369,11 +369,6 @@ test('thinking from reasoning_effort stays off while the last assistant turn use
   assert.deepEqual(encode({ messages: after, reasoning_effort: 'medium' }).thinking, { type: 'enabled', budget_tokens: 2048 });
 });
 
-test("the provider key's param_renames have the last word", () => {
-  const out = encode({ messages: [user('x')], max_tokens: 10 }, { key: key({ paramRenames: { max_tokens: 'max_output_tokens' } }), upstreamModel: 'm' });
-  assert.equal(out.max_output_tokens, 10);
-  assert.equal('max_tokens' in out, false);
-});
 
 test('malformed messages are rejected naming the field', () => {
   rejects({ messages: 'hi' }, 'messages');

@@ -11,7 +11,6 @@
 //   not sent: Anthropic answers unknown fields with a 400.
 import { GatewayError } from '../../../lib/errors.ts';
 import type { AdapterTarget } from '../contract.ts';
-import { applyParamRenames } from '../param-renames.ts';
 
 type Json = Record<string, unknown>;
 
@@ -329,7 +328,7 @@ export function encodeAnthropicRequest(body: Record<string, unknown>, target: Ad
   if (userId !== undefined) out.metadata = { user_id: userId };
 
   if (typeof body.stream === 'boolean') out.stream = body.stream;
-  return applyParamRenames(out, target.key.paramRenames);
+  return out;
 }
 
 function lastAssistantUsedTools(turns: Turn[]): boolean {

@@ -5,7 +5,7 @@ import { adapterFor } from '../registry.ts';
 import { anthropicAdapter, normalizeAnthropicBase } from './index.ts';
 
 const key = (over: Partial<ProviderKeyView> = {}): ProviderKeyView => ({
-  provider: 'anthropic', apiKey: 'sk-ant-test', apiBase: undefined, paramRenames: undefined, ...over,
+  provider: 'anthropic', apiKey: 'sk-ant-test', apiBase: undefined, ...over,
 });
 
 test('declares the Messages wire protocol and SSE framing', () => {
@@ -72,12 +72,6 @@ test('prepareRequest (native path): only the model changes', () => {
   assert.deepEqual(count, { model: 'm', messages: [] });
 });
 
-test("prepareRequest applies the key's param_renames", () => {
-  const out = anthropicAdapter.prepareRequest('messages', { model: 'a', messages: [], max_tokens: 5 }, {
-    key: key({ paramRenames: { max_tokens: 'max_output' } }), upstreamModel: 'm',
-  });
-  assert.deepEqual(out, { model: 'm', messages: [], max_output: 5 });
-});
 
 test('registry: provider label anthropic, or adapter anthropic on any label, selects this adapter', () => {
   assert.equal(adapterFor({ provider: 'anthropic' }), anthropicAdapter);

@@ -4,7 +4,6 @@
 import type { Adapter, AdapterTarget, EndpointSpec, Operation, ProviderKeyView, Translator } from '../contract.ts';
 import { decodeAnthropicResponse } from './decode.ts';
 import { encodeAnthropicRequest } from './encode.ts';
-import { applyParamRenames } from '../param-renames.ts';
 import { classifyAnthropicError } from './errors.ts';
 import { AnthropicStreamDecoder } from './stream.ts';
 import { trimApiBase } from '../api-base.ts';
@@ -34,9 +33,9 @@ function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Er
   };
 }
 
-/** Native path: the caller already speaks Messages; only the model (and the key's renames) change. */
+/** Native path: the caller already speaks Messages; only the model changes. */
 function prepareRequest(_operation: Operation, body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
-  return applyParamRenames({ ...body, model: target.upstreamModel }, target.key.paramRenames);
+  return { ...body, model: target.upstreamModel };
 }
 
 export const anthropicTranslator: Translator = {

@@ -5,7 +5,7 @@ import { parseRetryAfter } from '../../../lib/http-headers.ts';
 import type { ProviderKeyView } from '../contract.ts';
 
 const key = (over: Partial<ProviderKeyView> = {}): ProviderKeyView => ({
-  provider: 'openai', apiKey: 'sk-test', apiBase: undefined, paramRenames: undefined, ...over,
+  provider: 'openai', apiKey: 'sk-test', apiBase: undefined, ...over,
 });
 
 test('api_base normalisation tolerates slashes, whitespace and pasted suffixes', () => {
@@ -68,14 +68,6 @@ test('an unlabelled key without api_base speaks to OpenAI itself: OpenAI\'s rule
   // Unlabelled with its own base: another OpenAI-compatible service.
   const elsewhere = openaiAdapter.prepareRequest('chat', { model: 'a', messages }, { key: key({ provider: '', apiBase: 'http://x/v1' }), upstreamModel: 'o3' });
   assert.equal((elsewhere.messages as { role: string }[])[1].role, 'system');
-});
-
-test('param_renames have the last word', () => {
-  const r = openaiAdapter.prepareRequest('chat', { model: 'a', messages: [], max_tokens: 5 }, {
-    key: key({ paramRenames: { max_completion_tokens: 'max_output' } }), upstreamModel: 'o1',
-  });
-  assert.equal(r.max_output, 5);
-  assert.equal('max_completion_tokens' in r, false);
 });
 
 test('streams always ask for usage: a caller cannot turn off what token limits are charged from', () => {

@@ -3,7 +3,6 @@
 import { readOpenAIError } from '../../protocols/openai-chat.ts';
 import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation, ProviderKeyView } from '../contract.ts';
 import { headerValue, parseRetryAfter } from '../../../lib/http-headers.ts';
-import { applyParamRenames } from '../param-renames.ts';
 import { trimApiBase } from '../api-base.ts';
 
 export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1';
@@ -70,7 +69,7 @@ function prepareRequest(_operation: Operation, body: Record<string, unknown>, ta
     const so = out.stream_options as Record<string, unknown> | undefined;
     if (so?.include_usage !== true) out.stream_options = { ...so, include_usage: true };
   }
-  return applyParamRenames(out, target.key.paramRenames);
+  return out;
 }
 
 function classifyError(
