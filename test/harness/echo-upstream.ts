@@ -145,8 +145,11 @@ export interface TlsEcho {
   close(): Promise<void>;
 }
 
-/** An https echo server for `localhost` on `port` (0 = any free port). */
-export async function startTlsEcho(port: number): Promise<TlsEcho> {
+/**
+ * An https server for `localhost` on `port` (0 = any free port) answering with what it received,
+ * or with `reply(request)` as JSON when given.
+ */
+export async function startTlsEcho(port: number, reply?: (req: RecordedRequest) => unknown): Promise<TlsEcho> {
   const requests: RecordedRequest[] = [];
   const server = https.createServer({ cert: LOCALHOST_CERT, key: LOCALHOST_KEY }, (req, res) => {
     const parts: Buffer[] = [];
@@ -154,7 +157,7 @@ export async function startTlsEcho(port: number): Promise<TlsEcho> {
     req.on('end', () => {
       const rec: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(parts).toString('utf8'), remotePort: req.socket.remotePort };
       requests.push(rec);
-      const payload = JSON.stringify(echoReply(rec).json);
+      const payload = JSON.stringify(reply !== undefined ? reply(rec) : echoReply(rec).json);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
       res.end(payload);
     });
