@@ -13,10 +13,22 @@ export class SseFrameTooLarge extends Error {
 /**
  * Splits a byte stream into lines (without their terminator). Handles `\n`, `\r\n` and `\r`,
  * multi-byte characters split across chunks, and lines split across chunks.
+ *
+ * The work is linear in the bytes received: each chunk is searched once, and a line that spans
+ * chunks is kept as the pieces it arrived in, joined once when its terminator arrives. (Joining
+ * and rescanning the whole unterminated line on every chunk would be quadratic: a 16 MiB line in
+ * 64 KiB chunks would hold the event loop for tens of seconds.)
  */
 export class SseLineSplitter {
   private readonly decoder = new StringDecoder('utf8');
-  private pending = '';
+  /** The unterminated line so far, in the pieces it arrived in. */
+  private pending: string[] = [];
+  private pendingLength = 0;
+  /**
+   * The last chunk ended in `\r`: the pending line is complete, but it is emitted with the next
+   * chunk, whose leading `\n` would be the rest of a `\r\n`.
+   */
+  private pendingCr = false;
   private readonly maxFrame: number;
   private pendingFrame = 0;
 
@@ -26,29 +38,75 @@ export class SseLineSplitter {
 
   /** Calls `onLine` for every complete line in `chunk`. Throws SseFrameTooLarge. */
   push(chunk: Buffer | string, onLine: (line: string) => void): void {
-    const text = this.pending + (typeof chunk === 'string' ? chunk : this.decoder.write(chunk));
-    let start = 0;
+    const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
     const n = text.length;
-    for (let i = 0; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (c === 10 || c === 13) {
-        if (c === 13 && i + 1 === n) break; // a lone \r at the end may be half of \r\n
-        const line = text.slice(start, i);
-        if (c === 13 && text.charCodeAt(i + 1) === 10) i++;
-        start = i + 1;
-        this.pendingFrame = line.length === 0 ? 0 : this.pendingFrame + line.length;
-        onLine(line);
-      }
+    /** Where the current line starts in `text`. */
+    let from = 0;
+    if (this.pendingCr && n > 0) {
+      this.pendingCr = false;
+      if (text.charCodeAt(0) === 10) from = 1;
+      this.emit(this.takePending(''), onLine);
     }
-    this.pending = start === 0 ? text : text.slice(start);
-    if (this.pending.length + this.pendingFrame > this.maxFrame) throw new SseFrameTooLarge();
+    // The next `\n` and `\r` at or after `from`, -1 when the chunk has no more. Each is searched
+    // for again only once passed, so every character is looked at once per terminator kind.
+    let lf = text.indexOf('\n', from);
+    let cr = text.indexOf('\r', from);
+    while (lf >= 0 || cr >= 0) {
+      let end: number;
+      let next: number;
+      if (cr < 0 || (lf >= 0 && lf < cr)) {
+        end = lf;
+        next = lf + 1;
+      } else if (cr + 1 === n) {
+        break; // a lone \r at the end may be half of \r\n
+      } else {
+        end = cr;
+        next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+      }
+      const head = text.slice(from, end);
+      this.emit(this.pending.length === 0 ? head : this.takePending(head), onLine);
+      from = next;
+      if (lf >= 0 && lf < from) lf = text.indexOf('\n', from);
+      if (cr >= 0 && cr < from) cr = text.indexOf('\r', from);
+    }
+    if (cr >= 0) {
+      this.keep(text, from, cr);
+      this.pendingCr = true;
+    } else {
+      this.keep(text, from, n);
+    }
+    // The held `\r` counts, as a character of the unterminated text.
+    if (this.pendingLength + (this.pendingCr ? 1 : 0) + this.pendingFrame > this.maxFrame) throw new SseFrameTooLarge();
   }
 
   /** Text left without a terminator at end of stream. */
   flush(): string {
-    const rest = this.pending + this.decoder.end();
-    this.pending = '';
+    const rest = this.takePending(this.pendingCr ? '\r' : '') + this.decoder.end();
+    this.pendingCr = false;
     return rest;
+  }
+
+  private emit(line: string, onLine: (line: string) => void): void {
+    this.pendingFrame = line.length === 0 ? 0 : this.pendingFrame + line.length;
+    onLine(line);
+  }
+
+  /** Adds `text[from, to)` to the unterminated line. */
+  private keep(text: string, from: number, to: number): void {
+    if (to <= from) return;
+    this.pending.push(from === 0 && to === text.length ? text : text.slice(from, to));
+    this.pendingLength += to - from;
+  }
+
+  /** The pending pieces followed by `tail`, as one string; clears them. */
+  private takePending(tail: string): string {
+    const parts = this.pending;
+    if (parts.length === 0) return tail;
+    this.pending = [];
+    this.pendingLength = 0;
+    if (parts.length === 1) return parts[0] + tail;
+    parts.push(tail);
+    return parts.join('');
   }
 }
 
