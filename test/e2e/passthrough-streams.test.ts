@@ -52,6 +52,22 @@ test('delivered whole: the bytes arrive unchanged and the stream is recorded 200
   assert.equal(typeof u.ttft_ms, 'number');
 });
 
+test('a 15 MiB line written in 64 KiB pieces is relayed unchanged, and the usage event after it is read', async () => {
+  const line = `data: "${'a'.repeat(15 * 1024 * 1024)}"`;
+  const pieces: string[] = [];
+  for (let at = 0; at < line.length; at += 64 * 1024) pieces.push(line.slice(at, at + 64 * 1024));
+  const after = chatChunks({ usage: { prompt_tokens: 5, completion_tokens: 3 } });
+  mock.script({ sse: [...pieces, '\n\n', ...after] });
+  const res = await post();
+  assert.equal(res.status, 200);
+  const expected = `${line}\n\n` + after.map((e) => data(e)).join('') + 'data: [DONE]\n\n';
+  assert.ok(res.text === expected, `${res.text.length} characters came back, ${expected.length} sent`);
+  const u = await usageOf(gw, rid(res));
+  assert.equal(u.status, 200);
+  assert.equal(u.prompt_tokens, 5);
+  assert.equal(u.completion_tokens, 3);
+});
+
 test('the stream is relayed as it arrives: the first event reaches the caller before the upstream finishes', async () => {
   mock.script({ sse: chatChunks(), delayBetweenEventsMs: 250 });
   const started = Date.now();

@@ -191,6 +191,29 @@ test('the first chunk reaches the caller while the upstream is still streaming',
   assert.ok(endAt - firstAt > GAP * 4, `first chunk at ${firstAt} ms, end at ${endAt} ms`);
 });
 
+test('an event of one 15 MiB line, written in 64 KiB pieces, is relayed whole, and so is the event after it', async () => {
+  const big = 'a'.repeat(15 * 1024 * 1024);
+  const events = chatChunks({ parts: [big, ' after'] });
+  const sse = events.flatMap((e): Array<string | object> => {
+    const wire = `data: ${JSON.stringify(e)}\n\n`;
+    if (wire.length < big.length) return [e];
+    const pieces: string[] = [];
+    for (let at = 0; at < wire.length; at += 64 * 1024) pieces.push(wire.slice(at, at + 64 * 1024));
+    return pieces;
+  });
+  mock.script({ sse });
+  // Read raw: the SDK's own line decoder takes seconds over a line this long.
+  const res = await postStream();
+  assert.equal(res.status, 200);
+  const received = sseEvents(await res.text());
+  assert.equal(received.length, events.length + 1);
+  const contents = received.slice(0, -1).map((e) => JSON.parse(e.data).choices[0]?.delta?.content);
+  assert.ok(contents[1] === big, `the big delta came back as ${String(contents[1]).length} characters`);
+  assert.equal(contents[2], ' after');
+  assert.equal(JSON.parse(received.at(-2)!.data).choices[0].finish_reason, 'stop');
+  assert.equal(received.at(-1)!.data, '[DONE]');
+});
+
 test('a caller that aborts mid-stream closes the upstream request', async () => {
   mock.script({ sse: chatChunks({ parts: Array.from({ length: 40 }, (_, i) => `part${i} `) }), delayBetweenEventsMs: 100 });
   const controller = new AbortController();
