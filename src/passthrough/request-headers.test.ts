@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RequestHeaderPolicy, carriesKey, upstreamRequestHeaders, type HeaderPolicyInput } from './request-headers.ts';
+import { RequestHeaderPolicy, upstreamRequestHeaders, type HeaderPolicyInput } from './request-headers.ts';
+import { carriesKey } from '../lib/header-rules.ts';
 
 const base: HeaderPolicyInput = {
   authMode: 'gateway_key',

@@ -14,11 +14,8 @@
 // and are added last, except where forward_client_headers relays the caller's own header of that
 // name (an exact entry for credential headers).
 import type { OutgoingHttpHeaders } from 'node:http';
-import { compileGlob, globMatches, type Glob } from '../lib/glob.ts';
 import { REQUEST_ID_HEADER } from '../http/request-id.ts';
-import { ALWAYS_STRIPPED, GATEWAY_NAMESPACE, TRACE_HEADERS, carriesKey, connectionTokens } from '../lib/header-rules.ts';
-
-export { ALWAYS_STRIPPED, GATEWAY_NAMESPACE, TRACE_HEADERS, carriesKey };
+import { ALWAYS_STRIPPED, GATEWAY_NAMESPACE, HeaderDecisions, HeaderNameList, TRACE_HEADERS, carriesKey, connectionTokens } from '../lib/header-rules.ts';
 
 /** Transport headers that are not hop-by-hop: stripped by default (the body is re-sent whole). */
 export const TRANSPORT_HEADERS = ['expect'] as const;
@@ -40,17 +37,14 @@ export interface HeaderPolicyInput {
   inject: ReadonlyArray<readonly [string, string]>;
 }
 
-const DECISION_CACHE_MAX = 512;
-
 export class RequestHeaderPolicy {
   /** Stripped unless forward_client_headers names them. */
   readonly stripped: ReadonlySet<string>;
   /** Of `stripped`, those only an exact entry can relay. */
   readonly exactOnly: ReadonlySet<string>;
-  readonly forwardExact: ReadonlySet<string>;
-  readonly forwardGlobs: readonly Glob[];
+  readonly forward: HeaderNameList;
   readonly inject: ReadonlyArray<readonly [string, string]>;
-  private readonly decisions = new Map<string, boolean>();
+  private readonly decisions = new HeaderDecisions((name) => this.decide(name));
 
   constructor(input: HeaderPolicyInput) {
     const stripped = new Set<string>(['proxy-authorization', ...TRACE_HEADERS, ...TRANSPORT_HEADERS]);
@@ -73,34 +67,21 @@ export class RequestHeaderPolicy {
     }
     this.stripped = stripped;
     this.exactOnly = exactOnly;
-    const exact = new Set<string>();
-    const globs: Glob[] = [];
-    for (const entry of input.forwardClientHeaders) {
-      const name = entry.toLowerCase();
-      if (name.includes('*')) globs.push(compileGlob(name));
-      else exact.add(name);
-    }
-    this.forwardExact = exact;
-    this.forwardGlobs = globs;
+    this.forward = new HeaderNameList(input.forwardClientHeaders);
     this.inject = input.inject;
   }
 
   /** Whether a caller header (lowercase name) is relayed. */
   relays(name: string): boolean {
-    const cached = this.decisions.get(name);
-    if (cached !== undefined) return cached;
-    const decision = this.decide(name);
-    if (this.decisions.size < DECISION_CACHE_MAX) this.decisions.set(name, decision);
-    return decision;
+    return this.decisions.get(name);
   }
 
   private decide(name: string): boolean {
     if (ALWAYS_STRIPPED.has(name) || name.startsWith(GATEWAY_NAMESPACE)) return false;
     if (!this.stripped.has(name)) return true;
-    if (this.forwardExact.has(name)) return true;
+    if (this.forward.exact.has(name)) return true;
     if (this.exactOnly.has(name)) return false;
-    for (const g of this.forwardGlobs) if (globMatches(g, name)) return true;
-    return false;
+    return this.forward.globMatches(name);
   }
 }
 

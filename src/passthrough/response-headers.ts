@@ -2,7 +2,7 @@
 // ones such as Set-Cookie kept), minus hop-by-hop headers and any the upstream's Connection
 // header names, minus the gateway's x-tollgate-* namespace (the gateway sets its request id).
 import { REQUEST_ID_HEADER } from '../http/request-id.ts';
-import { GATEWAY_NAMESPACE } from './request-headers.ts';
+import { GATEWAY_NAMESPACE } from '../lib/header-rules.ts';
 
 const HOP_BY_HOP: ReadonlySet<string> = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authenticate',

@@ -10,8 +10,7 @@
 // x-stainless-* self-description. Trace context headers (traceparent, tracestate) are relayed
 // only when named exactly, not through a glob; a caller header carrying the gateway key the caller
 // authenticated with is never relayed under any name.
-import { compileGlob, globMatches, type Glob } from '../../lib/glob.ts';
-import { ALWAYS_STRIPPED, GATEWAY_NAMESPACE, TRACE_HEADERS, carriesKey, connectionTokens } from '../../lib/header-rules.ts';
+import { ALWAYS_STRIPPED, GATEWAY_NAMESPACE, HeaderDecisions, HeaderNameList, TRACE_HEADERS, carriesKey, connectionTokens } from '../../lib/header-rules.ts';
 
 /** Credential headers: never set from configuration, never relayed from the caller. */
 export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
@@ -52,11 +51,10 @@ interface DefaultHeader {
 
 export interface KeyHeaders {
   readonly defaults: readonly DefaultHeader[];
-  readonly forwardExact: ReadonlySet<string>;
-  readonly forwardGlobs: readonly Glob[];
+  readonly forward: HeaderNameList;
   readonly forwards: boolean;
-  /** Decisions per caller header name: bounded, so arbitrary caller names cannot grow it. */
-  readonly decisions: Map<string, boolean>;
+  /** Relay decisions per caller header name. */
+  readonly decisions: HeaderDecisions;
 }
 
 export interface HeaderOptionsInput {
@@ -65,7 +63,6 @@ export interface HeaderOptionsInput {
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
-const DECISION_CACHE_MAX = 512;
 
 function neverSent(name: string): boolean {
   return RESERVED_HEADERS.has(name) || ALWAYS_STRIPPED.has(name) || NEVER_FORWARDED_PREFIXES.some((p) => name.startsWith(p));
@@ -103,33 +100,22 @@ export function compileKeyHeaders(request: HeaderOptionsInput | undefined): KeyH
     if (compiled === undefined || (typeof compiled === 'string' && !safeValue(compiled))) continue;
     defaults.push({ name, value: compiled });
   }
-  const forwardExact = new Set<string>();
-  const forwardGlobs: Glob[] = [];
-  for (const entry of request?.forward_client_headers ?? []) {
-    const name = entry.toLowerCase();
-    if (name.includes('*')) forwardGlobs.push(compileGlob(name));
-    else forwardExact.add(name);
-  }
-  const forwards = forwardExact.size > 0 || forwardGlobs.length > 0;
+  const forward = new HeaderNameList(request?.forward_client_headers ?? []);
+  const forwards = !forward.empty;
   if (defaults.length === 0 && !forwards) return undefined;
-  return { defaults, forwardExact, forwardGlobs, forwards, decisions: new Map() };
+  return { defaults, forward, forwards, decisions: new HeaderDecisions((name) => decide(forward, name)) };
 }
 
-function decide(h: KeyHeaders, name: string): boolean {
+function decide(forward: HeaderNameList, name: string): boolean {
   if (neverSent(name) || GATEWAY_SHAPED.includes(name)) return false;
-  if (h.forwardExact.has(name)) return true;
+  if (forward.exact.has(name)) return true;
   if ((TRACE_HEADERS as readonly string[]).includes(name)) return false;
-  for (const g of h.forwardGlobs) if (globMatches(g, name)) return true;
-  return false;
+  return forward.globMatches(name);
 }
 
 /** Whether a caller header (lowercase name) is forwarded under these options. */
 export function forwardsHeader(h: KeyHeaders, name: string): boolean {
-  const cached = h.decisions.get(name);
-  if (cached !== undefined) return cached;
-  const decision = decide(h, name);
-  if (h.decisions.size < DECISION_CACHE_MAX) h.decisions.set(name, decision);
-  return decision;
+  return h.decisions.get(name);
 }
 
 function render(parts: readonly Part[], vars: HeaderVars): string | undefined {
