@@ -50,6 +50,13 @@ const zones = [
   },
 ];
 
+// An ES import of node:http loads Node's bundled undici (~9 MiB): src/http/node-http.ts says why.
+const nodeHttpImports = ['node:http', 'http'].map((name) => ({
+  name,
+  allowTypeImports: true,
+  message: 'import { http } from src/http/node-http.ts instead (an ES import of node:http loads Node\'s bundled undici).',
+}));
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'schemas/**', 'bench/results/**'] },
   ...tseslint.configs.recommended,
@@ -63,8 +70,14 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/**'],
+    ignores: ['src/**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: nodeHttpImports }] },
+  },
+  {
     files: ['src/ai/**', 'src/passthrough/**', 'src/apigw/**'],
-    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'fastify', message: 'data planes use the raw node:http hot path.' }] }] },
+    ignores: ['src/**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [...nodeHttpImports, { name: 'fastify', message: 'data planes use the raw node:http hot path.' }] }] },
   },
   {
     files: ['**/*.test.ts', 'test/**', 'bench/**'],

@@ -27,6 +27,10 @@ const cases: Array<[file: string, code: string, forbidden: boolean]> = [
   ['src/ai/probe.ts', "import { buildAdminApp } from '../admin/app.ts';\nexport const x = buildAdminApp;\n", true],
   ['src/ai/probe.ts', "import Fastify from 'fastify';\nexport const x = Fastify;\n", true],
   ['src/ai/probe.ts', "import { SnapshotHolder } from '../snapshot/snapshot.ts';\nexport const x = SnapshotHolder;\n", false],
+  ['src/observability/probe.ts', "import http from 'node:http';\nexport const x = http;\n", true],
+  ['src/ai/probe.ts', "import { STATUS_CODES } from 'node:http';\nexport const x = STATUS_CODES;\n", true],
+  ['src/ai/probe.ts', "import type { IncomingMessage } from 'node:http';\nexport type X = IncomingMessage;\n", false],
+  ['src/ai/probe.test.ts', "import http from 'node:http';\nexport const x = http;\n", false],
 ];
 
 for (const [file, code, forbidden] of cases) {

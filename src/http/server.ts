@@ -1,6 +1,6 @@
 // HTTP listeners: bind (port 0 picks a free port), count in-flight requests, and drain.
-import http from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { http } from './node-http.ts';
 import type { AddressInfo } from 'node:net';
 
 /** How long a drain waits for the requests it cut to finalize. */
@@ -10,7 +10,7 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
 
 export interface Listener {
   readonly name: string;
-  readonly server: http.Server;
+  readonly server: Server;
   /** `host:port` actually bound. */
   readonly address: string;
   inFlight(): number;

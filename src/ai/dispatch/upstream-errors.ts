@@ -1,11 +1,11 @@
 // Turning upstream failures (values) into the GatewayError the caller sees (spec 2 §7).
-import { STATUS_CODES } from 'node:http';
+import { http } from '../../http/node-http.ts';
 import { GatewayError } from '../../lib/errors.ts';
 import type { UpstreamFailure } from '../../http/upstream.ts';
 import type { ClassifiedError } from '../providers/contract.ts';
 
 export function statusLine(status: number): string {
-  const reason = STATUS_CODES[status];
+  const reason = http.STATUS_CODES[status];
   return reason === undefined ? `upstream returned ${status}` : `upstream returned ${status} ${reason}`;
 }
 

@@ -11,8 +11,7 @@
 // bytes are bounded and batches are cut by size.
 import type { UsageEvent, UsageRequest, UsageSink } from '../usage-events.ts';
 import { trimContent, type CapturedContent } from '../content-text.ts';
-import http from 'node:http';
-import https from 'node:https';
+import { http, https } from '../../http/node-http.ts';
 import { encodeUsageEventSpan, exportRequestFrame } from './span.ts';
 
 export type DropReason = 'permanent_error' | 'retry_budget_exhausted' | 'queue_full';
