@@ -13,7 +13,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import { usageEventFrom, usageRequest, type UsageSink } from '../observability/usage-events.ts';
 import { ContentCapture } from '../observability/content-capture.ts';
 import type { HealthTracker } from './dispatch/health.ts';
-import { createFinalizeSinks, reportRequest, type KeyOwnerLookup } from '../observability/access-log.ts';
+import { createFinalizeSinks, reportListenerAnswer, reportRequest, type KeyOwnerLookup } from '../observability/access-log.ts';
 import type { Snapshot, SnapshotHolder } from '../snapshot/snapshot.ts';
 import { openAIChatCodec, type CallerCodec } from './dispatch/codecs.ts';
 import type { UpstreamSettings } from './dispatch/attempt.ts';
@@ -25,6 +25,7 @@ import { handleHostStage, handlePathStage } from '../passthrough/handler.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { PassthroughHooks } from '../passthrough/hooks.ts';
 import type { UrlRewriter } from '../http/url-rewrite.ts';
+import type { ListenerAnswer } from '../http/server.ts';
 
 export interface Lifecycle {
   /** A configuration has been applied. */
@@ -92,6 +93,18 @@ const ROUTES = new Map<string, Route>([
   ['/v1/messages', route({ POST: messages }, anthropicMessagesCodec)],
   ['/v1/messages/count_tokens', route({ POST: countTokens }, anthropicMessagesCodec)],
 ]);
+
+/** Reports the requests the proxy listener answers before the handler sees them (http/server.ts). */
+export function createListenerAnswerReporter(options: ProxyOptions): (answer: ListenerAnswer) => void {
+  const sinks = createFinalizeSinks(options.logger, options.metrics, options.accessLog);
+  return (answer) => {
+    try {
+      reportListenerAnswer(answer, options.clientIp(answer.remoteAddress, undefined), sinks);
+    } catch (err) {
+      options.logger.error({ request_id: answer.requestId, err: err instanceof Error ? err.message : String(err) }, 'request finalize failed');
+    }
+  };
+}
 
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const sinks = createFinalizeSinks(options.logger, options.metrics, options.accessLog, keyOwners(options.snapshots));

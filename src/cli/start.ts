@@ -22,7 +22,7 @@ import { closeUpstreamPools } from '../http/upstream.ts';
 import { waitAtMost } from '../lib/wait-at-most.ts';
 import { createLimiter } from '../limits/create.ts';
 import { passthroughLimitCheck } from '../limits/passthrough.ts';
-import { createProxyHandler, type Lifecycle } from '../ai/proxy.ts';
+import { createListenerAnswerReporter, createProxyHandler, type Lifecycle } from '../ai/proxy.ts';
 import type { Resources } from '../resources/types.ts';
 
 /** Longest wait at shutdown for the limit store to take the last releases and close. */
@@ -77,7 +77,8 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     const onCut = (): void => {
       lifecycle.cutting = true;
     };
-    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler({ ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } }) }));
+    const proxy = { ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } };
+    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler(proxy), onListenerAnswer: createListenerAnswerReporter(proxy) }));
     const prom = config.observability.metrics.prometheus;
     if (prom.enabled) {
       binding = 'metrics listener (observability.metrics.prometheus.addr)';

@@ -1,7 +1,11 @@
-// HTTP listeners: bind (port 0 picks a free port), count in-flight requests, and drain.
+// HTTP listeners: bind (port 0 picks a free port), count in-flight requests, drain, and answer
+// the requests Node's parser refuses before any handler sees them (400, 408, 413, 431), so that
+// they can be logged like every other answered request.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { http } from './node-http.ts';
-import type { AddressInfo } from 'node:net';
+import { REQUEST_ID_HEADER } from './request-id.ts';
 
 /** How long a drain waits for the requests it cut to finalize. */
 const CUT_FINALIZE_MS = 1000;
@@ -29,27 +33,105 @@ export interface ListenOptions {
   requestTimeoutMs?: number;
   /** The drain timeout passed: called right before the connections still in use are closed. */
   onCut?: () => void;
+  /** The listener answered a request itself, before any handler saw it. */
+  onListenerAnswer?: (answer: ListenerAnswer) => void;
+}
+
+/** A request the listener refused before a handler saw it: malformed, too large, or too slow. */
+export interface ListenerAnswer {
+  status: number;
+  /** Sent in the answer's request id header. */
+  requestId: string;
+  /** `invalid_request`, `request_timeout` or `request_too_large` (the access log's error_kind). */
+  errorKind: string;
+  errorMessage: string;
+  remoteAddress: string | undefined;
+  /** Since the connection opened, or since its previous response finished. */
+  seconds: number;
+}
+
+/** Per socket: when it opened or last finished a response, and the bytes read by then. */
+const kMark = Symbol('tollgate.listener.mark');
+/** Per socket: the response a handler has open on it. */
+const kOpen = Symbol('tollgate.listener.open');
+interface Marked {
+  [kMark]?: { at: number; read: number };
+  [kOpen]?: ServerResponse;
+}
+
+function listenerAnswer(err: NodeJS.ErrnoException, headersTimeoutMs: number): { status: number; reason: string; errorKind: string; errorMessage: string } | undefined {
+  const code = err.code ?? '';
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, reason: 'Request Timeout', errorKind: 'request_timeout', errorMessage: `request head not received within ${headersTimeoutMs} ms` };
+  }
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return { status: 431, reason: 'Request Header Fields Too Large', errorKind: 'request_too_large', errorMessage: `request head exceeds the ${http.maxHeaderSize}-byte limit` };
+  }
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') {
+    return { status: 413, reason: 'Payload Too Large', errorKind: 'request_too_large', errorMessage: 'request chunk extensions too large' };
+  }
+  // Any other parser error is a malformed request; socket errors (a reset) get no answer.
+  if (code.startsWith('HPE_')) return { status: 400, reason: 'Bad Request', errorKind: 'invalid_request', errorMessage: `malformed HTTP request (${code})` };
+  return undefined;
 }
 
 export async function listen(options: ListenOptions): Promise<Listener> {
   let inFlight = 0;
   let idleWaiter: (() => void) | undefined;
   const requestTimeout = options.requestTimeoutMs ?? 0;
+  const headersTimeout = requestTimeout > 0 ? Math.min(66_000, requestTimeout) : 66_000;
   const server = http.createServer({
     keepAliveTimeout: 65_000,
-    headersTimeout: requestTimeout > 0 ? Math.min(66_000, requestTimeout) : 66_000,
+    headersTimeout,
     requestTimeout,
     // How often Node checks for expired requests: a timeout is enforced within this much.
     connectionsCheckingInterval: requestTimeout > 0 ? Math.min(30_000, Math.max(100, Math.floor(requestTimeout / 4))) : 30_000,
   }, (req, res) => {
     inFlight++;
+    if (onAnswer !== undefined) (req.socket as Marked)[kOpen] = res;
     res.once('close', () => {
+      if (onAnswer !== undefined) {
+        const socket = req.socket as Socket & Marked;
+        if (socket[kOpen] === res) socket[kOpen] = undefined;
+        socket[kMark] = { at: performance.now(), read: socket.bytesRead };
+      }
       inFlight--;
       if (inFlight === 0 && idleWaiter !== undefined) idleWaiter();
     });
     if (options.closing?.() === true) res.shouldKeepAlive = false;
     options.handler(req, res);
   });
+  const onAnswer = options.onListenerAnswer;
+  if (onAnswer !== undefined) {
+    server.on('connection', (socket: Socket) => {
+      (socket as Marked)[kMark] = { at: performance.now(), read: 0 };
+    });
+    // Node's own answers, written the same way (only while no response has started on the
+    // socket), plus a request id and a report; a socket error (a reset) is only closed.
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket & Marked) => {
+      const answer = listenerAnswer(err, headersTimeout);
+      const open = socket[kOpen];
+      if (answer === undefined || !socket.writable || (open !== undefined && open.headersSent)) {
+        socket.destroy();
+        return;
+      }
+      const head = `HTTP/1.1 ${answer.status} ${answer.reason}\r\nConnection: close\r\nContent-Length: 0\r\n`;
+      // A response still open on the socket (a body that stalled: 408) has its own request id,
+      // and reports itself when it closes.
+      if (open !== undefined) {
+        socket.write(`${head}\r\n`);
+        socket.destroySoon();
+        return;
+      }
+      const requestId = randomUUID();
+      socket.write(`${head}${REQUEST_ID_HEADER}: ${requestId}\r\n\r\n`);
+      socket.destroySoon();
+      // A connection that sent no byte since it opened (or since its last response) made no request.
+      const mark = socket[kMark];
+      if (mark === undefined || socket.bytesRead === mark.read) return;
+      onAnswer({ ...answer, requestId, remoteAddress: socket.remoteAddress, seconds: (performance.now() - mark.at) / 1000 });
+    });
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

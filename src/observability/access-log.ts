@@ -4,6 +4,7 @@
 // log (level, time, service, msg) so one pipeline reads both, and is serialised in one
 // JSON.stringify call because it runs for every request.
 import type { RequestContext } from '../http/context.ts';
+import type { ListenerAnswer } from '../http/server.ts';
 import { lineWriter, type Logger } from './logger.ts';
 import type { Metrics, NameLabel, RequestSample } from './metrics.ts';
 
@@ -119,3 +120,53 @@ export function reportRequest(ctx: RequestContext, sinks: FinalizeSinks, time?: 
   });
   sinks.accessLog(line + '\n');
 }
+
+/**
+ * Report a request the listener answered itself before any handler saw it (malformed 400, head
+ * over the size limit 431, head not received in time 408): metrics and an access line, with no
+ * method, path or credential (the head was never parsed).
+ */
+export function reportListenerAnswer(answer: ListenerAnswer, clientIp: string | undefined, sinks: FinalizeSinks): void {
+  sinks.metrics.record({ ...LISTENER_SAMPLE, status: answer.status, seconds: answer.seconds });
+  if (sinks.accessLog === undefined) return;
+  const line = JSON.stringify({
+    level: 'info',
+    time: new Date().toISOString(),
+    service: 'tollgate',
+    type: 'access',
+    request_id: answer.requestId,
+    path: 'other',
+    status: answer.status,
+    latency_ms: ms(answer.seconds * 1000),
+    client_ip: clientIp,
+    stream: false,
+    attempts: 0,
+    fallbacks: 0,
+    response_body_bytes: 0,
+    error_kind: answer.errorKind,
+    error: answer.errorMessage,
+    msg: 'request completed',
+  });
+  sinks.accessLog(line + '\n');
+}
+
+const LISTENER_SAMPLE: RequestSample = {
+  endpoint: 'other',
+  llm: false,
+  provider: UNKNOWN,
+  model: UNKNOWN,
+  upstreamModel: UNKNOWN,
+  providerKeyId: UNKNOWN,
+  apiKeyId: UNKNOWN,
+  status: 0,
+  stream: false,
+  fallback: false,
+  names: NO_NAMES,
+  seconds: 0,
+  upstreamSeconds: undefined,
+  downstreamTtftSeconds: undefined,
+  upstreamTtftSeconds: undefined,
+  inputTokens: undefined,
+  outputTokens: undefined,
+  totalTokens: undefined,
+};

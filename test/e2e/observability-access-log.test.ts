@@ -3,6 +3,7 @@
 // events and metrics go on.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { startGateway, type Gateway } from '../harness/spawn.ts';
 import { startMockUpstream, type MockUpstream } from '../harness/mock-upstream.ts';
 import { replyFor } from '../harness/provider-wire.ts';
@@ -98,5 +99,74 @@ describe('observability.log_level: warn', () => {
     assert.deepEqual(logLines(gw, 'access'), []);
     const infoLines = gw.stderrText().split('\n').filter((l) => l.includes('"level":"info"') && !l.includes('"type":"usage"'));
     assert.deepEqual(infoLines, []);
+  });
+});
+
+describe('requests the listener answers before a handler sees them', () => {
+  let gw: Gateway;
+  before(async () => {
+    gw = await startGateway({
+      config: { proxy: { addr: '127.0.0.1:0', request_timeout_ms: 600 }, observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } } },
+      resources: resources(mock.url),
+      env: { E2E_ACCESSLOG_KEY: CALLER_KEY },
+    });
+  });
+  after(() => gw?.stop());
+
+  /** Writes `bytes` on a fresh connection and reads until the gateway closes it. */
+  function raw(bytes: string): Promise<string> {
+    const { hostname, port } = new URL(gw.proxyUrl);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(Number(port), hostname, () => {
+        if (bytes !== '') socket.write(bytes);
+      });
+      let got = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (d: string) => (got += d));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(got));
+    });
+  }
+
+  const requestIdOf = (answer: string): string => /^x-tollgate-request-id: (\S+)\r$/im.exec(answer)?.[1] ?? '';
+
+  test('a malformed request (400), a head over the size limit (431) and a stalled head (408) each get an answer, an access line and a metric', async () => {
+    const malformed = await raw('GET /v1/models HTTP/1.1\r\nHost: x\r\nbad header\r\n\r\n');
+    assert.match(malformed, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    const huge = await raw(`GET /v1/models HTTP/1.1\r\nHost: x\r\nauthorization: Bearer ${CALLER_KEY}\r\nx-pad: ${'a'.repeat(20_000)}\r\n\r\n`);
+    assert.match(huge, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    const stalled = await raw(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nauthorization: Bearer ${CALLER_KEY}\r\n`);
+    assert.match(stalled, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+    const expected: Array<[string, number, string, RegExp]> = [
+      [requestIdOf(malformed), 400, 'invalid_request', /^malformed HTTP request \(HPE_/],
+      [requestIdOf(huge), 431, 'request_too_large', /^request head exceeds the \d+-byte limit$/],
+      [requestIdOf(stalled), 408, 'request_timeout', /^request head not received within 600 ms$/],
+    ];
+    for (const [id, status, kind, message] of expected) {
+      assert.notEqual(id, '', `the ${status} answer carries a request id`);
+      const [line] = await waitForLines(gw, 'access', (l) => l.request_id === id);
+      assert.equal(line.status, status);
+      assert.equal(line.error_kind, kind);
+      assert.match(String(line.error), message);
+      assert.equal(line.client_ip, '127.0.0.1');
+      assert.equal(line.path, 'other');
+      assert.equal(line.method, undefined);
+      assert.equal(typeof line.latency_ms, 'number');
+    }
+    assert.ok(!gw.stderrText().includes(CALLER_KEY), 'a presented credential is never logged');
+    const text = await (await fetch(`${gw.metricsUrl}/metrics`)).text();
+    for (const status of [400, 408, 431]) {
+      assert.match(text, new RegExp(`^tollgate_requests_total\\{endpoint="other",provider="unknown",model="unknown",status="${status}"\\} 1$`, 'm'));
+    }
+  });
+
+  test('a connection that sends nothing, or nothing after its last response, is closed without an access line', async () => {
+    const before = logLines(gw, 'access').length;
+    const idle = await raw('');
+    assert.match(idle, /^HTTP\/1\.1 408 /, 'Node answers an idle connection at the head timeout');
+    await chat(gw, 'e2e-accesslog-before-idle');
+    await waitForLines(gw, 'access', (l) => l.request_id === 'e2e-accesslog-before-idle');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(logLines(gw, 'access').length, before + 1, 'only the chat request has a line');
   });
 });
