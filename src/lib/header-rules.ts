@@ -14,6 +14,15 @@ export const ALWAYS_STRIPPED: ReadonlySet<string> = new Set([
 /** The gateway's own header namespace: a caller's copy never goes upstream. */
 export const GATEWAY_NAMESPACE = 'x-tollgate-';
 
+/** Header name prefixes never sent upstream from configuration or a caller: the gateway's own, and an SDK's self-description. */
+export const NEVER_FORWARDED_PREFIXES: readonly string[] = [GATEWAY_NAMESPACE, 'x-stainless-'];
+
+/** Credential headers: never set from configuration, never relayed from the caller. */
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
+  'authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie', 'set-cookie',
+  'x-amz-security-token', 'x-amz-date', 'x-amz-content-sha256',
+]);
+
 /** W3C trace context headers. */
 export const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
 

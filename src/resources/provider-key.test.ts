@@ -72,3 +72,32 @@ test('an azure-openai api_base may not carry a query', () => {
     'provider_keys[0] ("pk").api_base: must not carry a query for azure-openai (the api-version is added by the gateway)',
   ]);
 });
+
+test('a default header that could never be sent is a load error naming it', () => {
+  assertErrors(load({
+    ...PK,
+    request: {
+      default_headers: {
+        Authorization: 'Bearer other',
+        'Transfer-Encoding': 'chunked',
+        'x-tollgate-team': 'a',
+        'bad header': 'v',
+        'X-Team': 'a',
+        'x-team': 'b',
+        'x-user': '$${request.user}',
+        'x-open': '$${model.name',
+        'x-split': 'a\r\nx-injected: 1',
+        'x-fine': 'team-$${request.api_key.team_id}',
+      },
+    },
+  }), [
+    'provider_keys[0] ("pk").request.default_headers.Authorization: is a credential header: the gateway sends the key\'s own credential, never a configured one',
+    'provider_keys[0] ("pk").request.default_headers["Transfer-Encoding"]: is a hop-by-hop or framing header, which the gateway sets itself',
+    'provider_keys[0] ("pk").request.default_headers["bad header"]: is not a valid header name',
+    'provider_keys[0] ("pk").request.default_headers["x-open"]: has an unclosed "${"',
+    'provider_keys[0] ("pk").request.default_headers["x-split"]: must not contain a line break or NUL',
+    'provider_keys[0] ("pk").request.default_headers["x-team"]: names the same header as another entry (x-team)',
+    'provider_keys[0] ("pk").request.default_headers["x-tollgate-team"]: is in the x-tollgate-* namespace, which is never sent upstream',
+    'provider_keys[0] ("pk").request.default_headers["x-user"]: names an unknown template variable "${request.user}" (known: request.id, request.api_key.id, request.api_key.name, request.api_key.team_id, request.api_key.user_id, model.id, model.name, provider_key.id, provider_key.name)',
+  ]);
+});

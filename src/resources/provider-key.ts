@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Closed, HeaderGlob, HeaderName, NonEmptyString, Nullable, StringEnum } from './common.ts';
 import type { Report } from './issues.ts';
+import { compileDefaultHeaders } from '../lib/default-headers.ts';
 
 export const PROVIDER_ADAPTERS = ['openai', 'anthropic', 'bedrock', 'vertex', 'azure-openai'] as const;
 
@@ -99,6 +100,8 @@ export function checkProviderKey(doc: ProviderKeyDoc, report: Report): void {
   for (const [from, to] of Object.entries(doc.request?.param_renames ?? {})) {
     if (from === to) report(['request', 'param_renames', from], 'renames a parameter to itself');
   }
+  // A default header that could never be sent is a mistake to name now, not a header silently missing upstream.
+  for (const p of compileDefaultHeaders(doc.request?.default_headers).problems) report(['request', 'default_headers', p.key], p.message);
 }
 
 /** Normalization after validation: strip_headers lowercased and de-duplicated. */

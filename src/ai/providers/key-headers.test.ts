@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addKeyHeaders, compileKeyHeaders, type HeaderVars } from './key-headers.ts';
+import { addKeyHeaders, compileKeyHeaders } from './key-headers.ts';
+import type { HeaderVars } from '../../lib/default-headers.ts';
 
 const vars: HeaderVars = (name) => ({
   'request.id': 'req-1',
