@@ -8,6 +8,7 @@ import { loadConfig, parseAddr } from '../config/load.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { formatLoadErrors, loadResourcesFile } from '../resources/loader.ts';
 import { SnapshotHolder } from '../snapshot/snapshot.ts';
+import { createReloader } from './reload.ts';
 import { createLogger, flushLogger, type Logger } from '../observability/logger.ts';
 import { observabilitySinks } from '../observability/wiring.ts';
 import { HealthTracker } from '../ai/dispatch/health.ts';
@@ -115,8 +116,10 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
 
   // Signal handlers go in before the ready line: a signal sent the moment it is read must drain
   // or reload, not meet the default action (terminate).
-  process.on('SIGHUP', () => {
-    const result = loadResourcesFile(resourcesFile, process.env);
+  // Set once the sinks are closed at shutdown: a reload finishing after that is dropped.
+  let shutDown = false;
+  const reloader = createReloader(resourcesFile, (result) => {
+    if (shutDown) return;
     const at = new Date().toISOString();
     if (result.ok) {
       apply(result.resources, result.count);
@@ -134,6 +137,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     }
     flushLogger(logger);
   });
+  process.on('SIGHUP', () => reloader.request());
   const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
@@ -149,6 +153,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
       setTimeout(() => {
         void drain(listeners, admin?.app.server, config, logger).then(async () => {
           closeUpstreamPools();
+          shutDown = true;
           // The limit releases of the requests drain cut reach a shared store before it closes;
           // an unreachable store does not hold the exit.
           await Promise.all([waitAtMost(limiter.close(), LIMITER_CLOSE_MS), obs.close()]);

@@ -181,3 +181,45 @@ test('a SIGHUP sent the moment the ready line is read reloads instead of killing
   });
   assert.equal(generation, 2);
 });
+
+test('a reload of a large file does not stall the requests being served meanwhile', async (t) => {
+  // ~15k API keys take about a second to parse and validate: the loader must not run on the
+  // thread that serves requests, or every request (and every open stream) waits for it.
+  const many = (tag: string) => ({
+    ...GEN1,
+    api_keys: [
+      ...API_KEYS,
+      ...Array.from({ length: 15_000 }, (_, i) => ({
+        display_name: `bulk-${tag}-${i}`,
+        key_hash: createHash('sha256').update(`bulk-${tag}-${i}`).digest('hex'),
+        allowed_models: ['demo'],
+      })),
+    ],
+  });
+  const gw = await startGateway({
+    config: { proxy: { addr: '127.0.0.1:0' }, observability: { access_log: false, metrics: { prometheus: { addr: '127.0.0.1:0' } } } },
+    resources: YAML.stringify(many('a')),
+  });
+  t.after(() => gw.stop());
+  fs.writeFileSync(gw.resourcesPath!, YAML.stringify(many('b')));
+  gw.signal('SIGHUP');
+  // Probe the proxy back to back until the new generation is serving; note the slowest answer.
+  let slowest = 0;
+  let probes = 0;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const t0 = performance.now();
+    const res = await fetch(`${gw.proxyUrl}/livez`);
+    await res.text();
+    slowest = Math.max(slowest, performance.now() - t0);
+    probes++;
+    const st = (await (await fetch(`${gw.metricsUrl}/status/config`)).json()) as { generation: number; last_reload?: { ok: boolean } };
+    if (st.generation === 2) break;
+    assert.notEqual(st.last_reload?.ok, false, JSON.stringify(st.last_reload));
+    if (Date.now() > deadline) assert.fail(`the reload did not finish in 20 s\n${gw.stderrText()}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.ok(slowest < 300, `a probe waited ${slowest.toFixed(0)} ms during the reload (${probes} probes)`);
+  const st = (await (await fetch(`${gw.metricsUrl}/status/config`)).json()) as { resource_counts: { api_keys: number } };
+  assert.equal(st.resource_counts.api_keys, 15_001);
+});
