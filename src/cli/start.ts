@@ -170,6 +170,9 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   const addresses: Record<string, string> = {};
   for (const l of listeners) addresses[l.name] = l.address;
   if (admin !== undefined) addresses.admin = admin.address;
+  // The ready line is for whoever started the process; if nobody reads stdout any more (a closed
+  // pipe: EPIPE), the gateway keeps serving rather than dying on an unhandled stream error.
+  process.stdout.on('error', () => {});
   process.stdout.write(JSON.stringify({ event: 'ready', listeners: addresses, pid: process.pid }) + '\n');
   logger.info({ listeners: addresses, resources_file: resourcesFile, resources: first.count }, 'tollgate started');
   // Lifecycle lines are flushed at once; only the per-request stream is batched.

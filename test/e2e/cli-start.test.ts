@@ -354,3 +354,36 @@ describe('where the config comes from', { concurrency: true }, () => {
     await res.arrayBuffer();
   });
 });
+
+test('a closed stdout (nobody reads the ready line) does not kill the gateway', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const config = path.join(dir, 'config.yaml');
+  fs.writeFileSync(config, YAML.stringify({ proxy: { addr: '127.0.0.1:0' }, observability: { metrics: { prometheus: { enabled: false } } } }));
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('TOLLGATE_') && k !== 'NODE_TEST_CONTEXT') env[k] = v;
+  const proc = spawn(process.execPath, [mainTs, 'start', '--config', config], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = once(proc, 'exit');
+  t.after(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  });
+  // The reading end goes away before the gateway writes its ready line.
+  proc.stdout!.destroy();
+  let stderr = '';
+  proc.stderr!.setEncoding('utf8');
+  proc.stderr!.on('data', (c: string) => (stderr += c));
+  const deadline = Date.now() + 15_000;
+  while (!stderr.includes('"tollgate started"')) {
+    if (proc.exitCode !== null) assert.fail(`the gateway exited (code ${proc.exitCode})\n${stderr}`);
+    if (Date.now() > deadline) assert.fail(`no start line in 15 s\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const started = JSON.parse(stderr.split('\n').find((l) => l.includes('"tollgate started"'))!);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(proc.exitCode, null, `the gateway died after it started\n${stderr}`);
+  const res = await fetch(`http://${started.listeners.proxy}/livez`);
+  assert.equal(res.status, 200);
+  proc.kill('SIGTERM');
+  const [code] = await exited;
+  assert.equal(code, 0, stderr);
+});
