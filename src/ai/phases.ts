@@ -6,6 +6,7 @@ import type { RequestContext } from '../http/context.ts';
 import { hashKey, presentedKey } from '../auth/api-key.ts';
 import type { ApiKeyEntry, ResolvedModel, Snapshot, SnapshotHolder } from '../snapshot/snapshot.ts';
 import { sourceAllowed } from '../lib/source-cidrs.ts';
+import { MAX_MODEL_NAME_CHARS } from './protocols/openai-chat.ts';
 
 export function currentSnapshot(snapshots: SnapshotHolder): Snapshot {
   const snapshot = snapshots.current;
@@ -24,6 +25,31 @@ export function authenticate(ctx: RequestContext, snapshot: Snapshot): ApiKeyEnt
   if (key.disabled) throw new GatewayError('api_key_disabled', 'API key has been disabled');
   if (key.expiresAt !== undefined && key.expiresAt <= Date.now()) throw new GatewayError('api_key_expired', 'API key has expired');
   return key;
+}
+
+/**
+ * parse: the endpoint's body parser. A body it refuses that still names a model (a string within
+ * the length cap) records it, so the usage row of the 400 says which model the caller asked for.
+ */
+export function parseRequest<T>(ctx: RequestContext, raw: Buffer, parse: (raw: Buffer) => T): T {
+  try {
+    return parse(raw);
+  } catch (e) {
+    ctx.requestedModel ??= namedModel(raw);
+    throw e;
+  }
+}
+
+/** The `model` a refused body names, read again on the error path only. */
+function namedModel(raw: Buffer): string | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const model = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).model : undefined;
+  return typeof model === 'string' && model.length <= MAX_MODEL_NAME_CHARS ? model : undefined;
 }
 
 /**

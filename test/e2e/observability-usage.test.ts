@@ -355,6 +355,23 @@ for (const endpoint of ['chat', 'messages'] as const) {
       }
       assert.equal(mock.requests.length, 0, 'refusals never reach the upstream');
     });
+
+    test('a malformed body that names its model keeps it as requested_model; no usable model leaves ""', async () => {
+      const model = ROUTES[endpoint].model;
+      const cases: Array<[string, string, string]> = [
+        ['messages not a list', JSON.stringify({ ...body(endpoint, false), messages: 'hi' }), model],
+        ['bad role', JSON.stringify({ ...body(endpoint, false), messages: [{ role: 'robot', content: 'hi' }] }), model],
+        ['model too long', JSON.stringify(body(endpoint, false, 'm'.repeat(513))), ''],
+        ['not JSON', `{"model":"${model}",`, ''],
+      ];
+      for (const [what, raw, expected] of cases) {
+        const r = await send(endpoint, { raw });
+        assert.equal(r.status, 400, what);
+        const { usage } = await observe(r.id);
+        assert.equal(usage.requested_model, expected, what);
+        assert.equal(usage.model_id, '', what);
+      }
+    });
   });
 }
 

@@ -3,7 +3,7 @@ import type { RequestContext } from '../../http/context.ts';
 import { readBody } from '../../http/body.ts';
 import { parseChatRequest } from '../protocols/openai-chat.ts';
 import { openAIChatCodec } from '../dispatch/codecs.ts';
-import { authenticate, currentSnapshot } from '../phases.ts';
+import { authenticate, currentSnapshot, parseRequest } from '../phases.ts';
 import type { ProxyOptions } from '../proxy.ts';
 import { serveModel } from './serve.ts';
 
@@ -11,7 +11,7 @@ export async function chatCompletions(ctx: RequestContext, options: ProxyOptions
   ctx.operation = 'chat';
   const snapshot = currentSnapshot(options.snapshots);
   const key = authenticate(ctx, snapshot);
-  const request = parseChatRequest(await readBody(ctx, options.bodyLimitBytes));
+  const request = parseRequest(ctx, await readBody(ctx, options.bodyLimitBytes), parseChatRequest);
   await serveModel(ctx, options, snapshot, key, {
     codec: openAIChatCodec,
     operation: 'chat',

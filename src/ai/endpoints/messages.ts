@@ -5,7 +5,7 @@ import type { RequestContext } from '../../http/context.ts';
 import { readBody } from '../../http/body.ts';
 import { parseCountTokensRequest, parseMessagesRequest } from '../protocols/anthropic-messages.ts';
 import { anthropicMessagesCodec } from '../dispatch/messages-codec.ts';
-import { authenticate, currentSnapshot } from '../phases.ts';
+import { authenticate, currentSnapshot, parseRequest } from '../phases.ts';
 import type { ProxyOptions } from '../proxy.ts';
 import { serveModel } from './serve.ts';
 
@@ -13,7 +13,7 @@ export async function messages(ctx: RequestContext, options: ProxyOptions): Prom
   ctx.operation = 'messages';
   const snapshot = currentSnapshot(options.snapshots);
   const key = authenticate(ctx, snapshot);
-  const request = parseMessagesRequest(await readBody(ctx, options.bodyLimitBytes));
+  const request = parseRequest(ctx, await readBody(ctx, options.bodyLimitBytes), parseMessagesRequest);
   await serveModel(ctx, options, snapshot, key, {
     codec: anthropicMessagesCodec,
     operation: 'messages',
@@ -29,7 +29,7 @@ export async function countTokens(ctx: RequestContext, options: ProxyOptions): P
   ctx.operation = 'count_tokens';
   const snapshot = currentSnapshot(options.snapshots);
   const key = authenticate(ctx, snapshot);
-  const request = parseCountTokensRequest(await readBody(ctx, options.bodyLimitBytes));
+  const request = parseRequest(ctx, await readBody(ctx, options.bodyLimitBytes), parseCountTokensRequest);
   const call = { codec: anthropicMessagesCodec, operation: 'count_tokens', body: request as unknown as Record<string, unknown>, alias: request.model, stream: false, wantUsage: false, apiKey: key } as const;
   await serveModel(ctx, options, snapshot, key, call, false);
 }
