@@ -863,4 +863,16 @@ describe('ratelimit cross-key rules', () => {
       'ratelimit.redis.master_name: required in sentinel mode',
     ]);
   });
+
+  test('are reported with the errors of other sections, not only once the whole file is valid', () => {
+    assertErrors(fromYaml('proxy: {addr: foo}\nratelimit: {concurrency_ttl_secs: 5, lease_renew_interval_ms: 5000}\n'), [
+      'proxy.addr: invalid address "foo" (expected host:port)',
+      'ratelimit.lease_renew_interval_ms: must be shorter than ratelimit.concurrency_ttl_secs',
+    ]);
+    // A section that fails its own schema is not read by the cross-key rules.
+    assertErrors(fromYaml('ratelimit: {concurrency_ttl_secs: x, lease_renew_interval_ms: 5000}\n'), [
+      'ratelimit.concurrency_ttl_secs: must be an integer >= 1',
+    ]);
+    assertErrors(fromYaml('ratelimit: 5\n'), ['ratelimit: must be a mapping']);
+  });
 });

@@ -206,8 +206,9 @@ function regexError(source: string): string | undefined {
  */
 export function validateConfig(data: Json, origins: Map<string, string>): string[] {
   const schema = schemaErrors(data, origins);
-  // Rules over whole sections read typed values: only once the schema holds.
-  const sections = schema.length === 0 ? rateLimitConfigErrors((data as unknown as GatewayConfig).ratelimit) : [];
+  // Rules over a whole section read its typed values: only once the schema holds for that section.
+  const ratelimitTyped = !schema.some((e) => e.startsWith('ratelimit.') || e.startsWith('ratelimit:'));
+  const sections = ratelimitTyped ? rateLimitConfigErrors((data as unknown as GatewayConfig).ratelimit) : [];
   return [...schema, ...crossKeyErrors(data, origins), ...sections];
 }
 
