@@ -59,6 +59,8 @@ export interface ProxyOptions {
   rewriteUrl?: UrlRewriter;
   /** `proxy.request_timeout_ms` (0 = none): a request still arriving after it was cut by the listener (408). */
   requestTimeoutMs?: number;
+  /** `proxy.send_timeout_ms` (0 = none): a caller that reads none of its response for this long is cut (499). */
+  sendTimeoutMs?: number;
 }
 
 type Handler = (ctx: RequestContext, options: ProxyOptions) => Promise<void> | void;
@@ -117,6 +119,7 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       requestIdFrom(req.headers, options.requestIdHeaders),
       options.clientIp(req.socket.remoteAddress, req.headers[options.realIpHeader]),
     );
+    ctx.sendTimeoutMs = options.sendTimeoutMs ?? 0;
     // Content capture only while an exporter has content_mode: full (0 = off, nothing wrapped).
     const captureLimit = options.usage.contentCapture?.() ?? 0;
     if (captureLimit > 0) ctx.capture = new ContentCapture(res, captureLimit);

@@ -77,6 +77,11 @@ export class RequestContext {
 
   requestBytes = 0;
   responseBytes = 0;
+  /**
+   * Longest wait for the caller to read any of a response it is sent (0 = none): past it the
+   * connection is closed and the request recorded as 499 (`proxy.send_timeout_ms`).
+   */
+  sendTimeoutMs = 0;
   /** Set for requests that must not be access-logged (health probes). */
   quiet = false;
   /** Request and response content for `content_mode: full` exporters; undefined when none wants it. */

@@ -9,7 +9,16 @@ import { relayChunk } from './respond.ts';
 function fakeResponse(full: boolean): ServerResponse & { written: string[] } {
   const res = new EventEmitter() as unknown as ServerResponse & { written: string[] };
   res.written = [];
-  Object.assign(res, { writableEnded: false, destroyed: false, write: (c: string) => (res.written.push(c), !full) });
+  Object.assign(res, {
+    writableEnded: false,
+    writableFinished: false,
+    destroyed: false,
+    write: (c: string) => (res.written.push(c), !full),
+    destroy: () => {
+      Object.assign(res, { destroyed: true });
+      res.emit('close');
+    },
+  });
   return res;
 }
 
@@ -42,4 +51,45 @@ test('relayChunk pauses the source on a full buffer and resumes it on drain, unl
   assert.equal(relayChunk(ctx, 'y', src, () => false), false);
   res.emit('drain');
   assert.equal(src.paused, true, 'an ended relay stays paused');
+});
+
+test('relayChunk cuts a caller that does not drain within sendTimeoutMs, recorded 499', async () => {
+  const res = fakeResponse(true);
+  const ctx = new RequestContext({ headers: {} } as IncomingMessage, res, 'r', '127.0.0.1');
+  ctx.sendTimeoutMs = 30;
+  ctx.status = 200;
+  const src = source();
+  assert.equal(relayChunk(ctx, 'x', src, () => true), false);
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(res.destroyed, true);
+  assert.equal(ctx.status, 499);
+  assert.equal(ctx.errorKind, 'client_disconnected');
+  assert.match(ctx.errorMessage ?? '', /stopped reading the response for 30 ms/);
+  assert.equal(res.listenerCount('close'), 0);
+});
+
+test('relayChunk keeps a caller that drains in time, and leaves no timer or listener behind', async () => {
+  const res = fakeResponse(true);
+  const ctx = new RequestContext({ headers: {} } as IncomingMessage, res, 'r', '127.0.0.1');
+  ctx.sendTimeoutMs = 40;
+  const src = source();
+  for (let i = 0; i < 3; i++) {
+    assert.equal(relayChunk(ctx, 'x', src, () => true), false);
+    await new Promise((r) => setTimeout(r, 25));
+    res.emit('drain');
+  }
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(res.destroyed, false);
+  assert.equal(ctx.errorKind, undefined);
+  assert.equal(res.listenerCount('close'), 0);
+  assert.equal(res.listenerCount('drain'), 0);
+});
+
+test('relayChunk with sendTimeoutMs 0 waits for the caller without bound', async () => {
+  const res = fakeResponse(true);
+  const ctx = new RequestContext({ headers: {} } as IncomingMessage, res, 'r', '127.0.0.1');
+  assert.equal(relayChunk(ctx, 'x', source(), () => true), false);
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(res.destroyed, false);
+  assert.equal(res.listenerCount('close'), 0);
 });

@@ -38,6 +38,18 @@ export function sendBody(
   res.end(body);
 }
 
+/**
+ * The caller stopped reading: the response cannot be delivered, and holding it (an upstream
+ * stream paused for it, limit slots) has no end. Recorded as the caller leaving (499).
+ */
+function cutStalledCaller(ctx: RequestContext): void {
+  const res = ctx.res;
+  if (res.destroyed || res.writableFinished) return;
+  ctx.status = 499;
+  ctx.fail('client_disconnected', `client stopped reading the response for ${ctx.sendTimeoutMs} ms`);
+  res.destroy();
+}
+
 /** An empty response (unrouted paths answer 404 with no body). */
 export function sendEmpty(ctx: RequestContext, status: number, headers?: Record<string, string>): void {
   sendBody(ctx, status, '', undefined, headers);
@@ -62,12 +74,28 @@ export function writeChunk(ctx: RequestContext, chunk: string | Buffer): boolean
 /**
  * Write a relayed chunk with backpressure: when the caller's socket buffer is full, stop reading
  * `source` until it drains. On drain `onDrain` runs first and returns false when the relay ended
- * meanwhile (the source then stays paused). Returns false when it paused the source.
+ * meanwhile (the source then stays paused). Returns false when it paused the source. A caller
+ * that does not drain within `ctx.sendTimeoutMs` is cut (recorded 499).
  */
 export function relayChunk(ctx: RequestContext, chunk: string | Buffer, source: { pause(): void; resume(): void }, onDrain: () => boolean): boolean {
   if (writeChunk(ctx, chunk)) return true;
   source.pause();
-  ctx.res.once('drain', () => {
+  const res = ctx.res;
+  // A caller that reads nothing for `sendTimeoutMs` while the relay waits on it is cut.
+  let timer: NodeJS.Timeout | undefined;
+  const stop = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    res.off('close', stop);
+  };
+  if (ctx.sendTimeoutMs > 0) {
+    timer = setTimeout(() => {
+      stop();
+      cutStalledCaller(ctx);
+    }, ctx.sendTimeoutMs);
+    res.once('close', stop);
+  }
+  res.once('drain', () => {
+    stop();
     if (onDrain()) source.resume();
   });
   return false;

@@ -67,6 +67,15 @@ export class PassthroughExchange {
     this.fail(errorClass, message);
   }
 
+  /**
+   * The caller is gone (recorded 499): it left, with `message` saying when, or the gateway cut it
+   * for not reading (the context then already holds that reason).
+   */
+  callerLeft(message: string): void {
+    const ctx = this.ctx;
+    this.record(499, 'client_disconnected', ctx.errorKind === 'client_disconnected' && ctx.errorMessage !== undefined ? ctx.errorMessage : message);
+  }
+
   /** Answer with an error envelope (nothing has been sent yet). */
   answerError(e: PassthroughError, errorClass: string = e.code): void {
     this.fail(errorClass, e.message);
@@ -172,7 +181,7 @@ export class PassthroughExchange {
       this.errorClass = 'shutting_down';
       this.errorMessage = this.ctx.errorMessage ?? 'request cut by the drain timeout at shutdown';
     } else if (this.ctx.errorKind === 'request_timeout') this.record(408, 'request_timeout', this.ctx.errorMessage ?? 'request timed out');
-    else if (this.ctx.clientDisconnected) this.record(499, 'client_disconnected', 'client disconnected before the response finished');
+    else if (this.ctx.clientDisconnected) this.callerLeft('client disconnected before the response finished');
     const emit = (): void => {
       const inBand = this.tap?.inBandError;
       if (inBand !== undefined && this.endStatus === undefined) this.fail('upstream_in_band', IN_BAND_MESSAGE);

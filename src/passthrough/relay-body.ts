@@ -138,7 +138,7 @@ export function relayBody(
       if (finished) return;
       stop();
       response.destroy();
-      x.record(499, 'client_disconnected', 'client disconnected before the response finished');
+      x.callerLeft('client disconnected before the response finished');
       resolve();
     });
     const broke = (): void => {

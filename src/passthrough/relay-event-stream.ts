@@ -97,7 +97,7 @@ export function relayEventStream(
       stop();
       response.destroy();
       settleTap();
-      x.record(499, 'client_disconnected', 'client disconnected mid-stream');
+      x.callerLeft('client disconnected mid-stream');
       resolve();
     });
     const broke = (): void => {

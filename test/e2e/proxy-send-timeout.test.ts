@@ -1,0 +1,130 @@
+// E2E: proxy.send_timeout_ms (docs/configuration.md). A caller that stops reading a streamed
+// answer while the upstream keeps sending is cut once it has read nothing for that long: the
+// upstream request is closed and the request is recorded 499, on the model path and on a
+// pass-through route alike. A caller that reads slowly but steadily is not cut.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import type { Gateway } from '../harness/spawn.ts';
+import { useProxyFixture } from '../harness/proxy-fixture.ts';
+import { chatChunks, type MockUpstream } from '../harness/mock-upstream.ts';
+import { usageOf } from '../harness/echo-upstream.ts';
+
+const KEY = 'sk-e2e-send-timeout-caller';
+const SEND_TIMEOUT_MS = 1000;
+
+let mock: MockUpstream;
+let gw: Gateway;
+
+useProxyFixture({
+  config: { proxy: { send_timeout_ms: SEND_TIMEOUT_MS }, upstream: { timeout_ms: 10_000, retries: 0 } },
+  resources: (mockUrl) => ({
+    _format_version: '1',
+    provider_keys: [{ display_name: 'up', provider: 'openai', api_key: 'sk-upstream-secret', api_base: `${mockUrl}/v1` }],
+    models: [{ display_name: 'fast', provider: 'openai', model_name: 'gpt-4o-mini', provider_key: 'up' }],
+    api_keys: [{ display_name: 'caller', key_env: 'E2E_SEND_TIMEOUT_KEY', allowed_models: ['*'], allowed_routes: ['*'] }],
+    passthrough_routes: [{ name: 'r', path_prefix: '/passthrough/r', target_url: mockUrl, provider_key: 'up' }],
+  }),
+  env: { E2E_SEND_TIMEOUT_KEY: KEY },
+  ready: (fx) => ({ mock, gw } = fx),
+});
+
+/** About `mib` MiB of stream events: more than the socket buffers between mock, gateway and caller hold. */
+function bigStream(mib: number): object[] {
+  const text = 'x'.repeat(4096);
+  return chatChunks({ parts: Array.from({ length: mib * 256 }, () => text) });
+}
+
+interface RawCaller {
+  socket: net.Socket;
+  /** Bytes received so far. */
+  received(): number;
+  /** Everything received (head and body) once the connection closed. */
+  closed: Promise<string>;
+  head: Promise<string>;
+}
+
+/** A streaming chat request on a raw socket (connection: close, so the socket closes with the response). */
+function rawStream(path: string): RawCaller {
+  const body = JSON.stringify({ model: 'fast', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+  const url = new URL(gw.proxyUrl);
+  const socket = net.connect(Number(url.port), url.hostname);
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let onHead: (h: string) => void = () => {};
+  const head = new Promise<string>((resolve) => (onHead = resolve));
+  socket.on('data', (c: Buffer) => {
+    chunks.push(c);
+    size += c.length;
+    const text = Buffer.concat(chunks).toString('latin1');
+    const end = text.indexOf('\r\n\r\n');
+    if (end >= 0) onHead(text.slice(0, end));
+  });
+  const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(Buffer.concat(chunks).toString('utf8'))));
+  socket.on('error', () => {});
+  return { socket, received: () => size, closed, head };
+}
+
+function requestIdOf(head: string): string {
+  const m = /x-tollgate-request-id: *([^\r\n]+)/i.exec(head);
+  assert.ok(m, head);
+  return m[1];
+}
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+for (const [name, path] of [
+  ['a model stream', '/v1/chat/completions'],
+  ['a pass-through event stream', '/passthrough/r/v1/chat/completions'],
+] as const) {
+  test(`${name}: a caller that stops reading is cut after send_timeout_ms, the upstream request closed, recorded 499`, { timeout: 30_000 }, async () => {
+    mock.script({ sse: bigStream(16) });
+    const caller = rawStream(path);
+    const head = await caller.head;
+    assert.match(head, /^HTTP\/1\.1 200/);
+    caller.socket.pause();
+    const pausedAt = Date.now();
+    await waitFor('the upstream request to be closed', () => mock.aborted === 1, SEND_TIMEOUT_MS + 5000);
+    const waited = Date.now() - pausedAt;
+    assert.ok(waited >= SEND_TIMEOUT_MS - 50, `cut after ${waited} ms`);
+    const u = await usageOf(gw, requestIdOf(head));
+    assert.equal(u.status_code, 499);
+    assert.equal(u.error_class, 'client_disconnected');
+    assert.match(u.error_message, /stopped reading/);
+    // The connection is gone: a caller that reads again finds it closed, short of the end.
+    caller.socket.resume();
+    const text = await caller.closed;
+    assert.ok(!text.includes('[DONE]'));
+  });
+}
+
+test('a caller that reads slowly but keeps reading gets the whole stream', { timeout: 30_000 }, async () => {
+  mock.script({ sse: bigStream(16) });
+  const caller = rawStream('/v1/chat/completions');
+  await caller.head;
+  const startedAt = Date.now();
+  // Read in bursts: every pause is far shorter than send_timeout_ms (the socket buffers between
+  // gateway and caller are drained by several bursts), the stream lasts longer than it.
+  let reading = false;
+  const timer = setInterval(() => {
+    reading = !reading;
+    if (reading) caller.socket.resume();
+    else caller.socket.pause();
+  }, 150);
+  caller.socket.pause();
+  const text = await caller.closed.finally(() => clearInterval(timer));
+  const u = await usageOf(gw, requestIdOf(text));
+  assert.ok(text.includes('data: [DONE]'), `stream cut after ${caller.received()} bytes: ${u.error_message}`);
+  assert.ok(Date.now() - startedAt > SEND_TIMEOUT_MS, 'the stream outlasted send_timeout_ms');
+  assert.equal(mock.aborted, 0);
+});
