@@ -79,7 +79,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
       lifecycle.cutting = true;
     };
     const proxy = { ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } };
-    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler(proxy), onListenerAnswer: createListenerAnswerReporter(proxy) }));
+    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler(proxy), onListenerAnswer: createListenerAnswerReporter(proxy), bodyLimitBytes: proxy.bodyLimitBytes }));
     const prom = config.observability.metrics.prometheus;
     if (prom.enabled) {
       binding = 'metrics listener (observability.metrics.prometheus.addr)';

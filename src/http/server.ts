@@ -35,6 +35,12 @@ export interface ListenOptions {
   onCut?: () => void;
   /** The listener answered a request itself, before any handler saw it. */
   onListenerAnswer?: (answer: ListenerAnswer) => void;
+  /**
+   * Largest request body the handler accepts (0 = no cap). A request that declares a larger one
+   * with `Expect: 100-continue` gets no `100 Continue`: the handler refuses it (413) before the
+   * caller sends the body.
+   */
+  bodyLimitBytes?: number;
 }
 
 /** A request the listener refused before a handler saw it: malformed, too large, or too slow. */
@@ -101,6 +107,13 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     if (options.closing?.() === true) res.shouldKeepAlive = false;
     options.handler(req, res);
   });
+  const bodyLimit = options.bodyLimitBytes ?? 0;
+  if (bodyLimit > 0) {
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      if (!(Number(req.headers['content-length']) > bodyLimit)) res.writeContinue();
+      server.emit('request', req, res);
+    });
+  }
   const onAnswer = options.onListenerAnswer;
   if (onAnswer !== undefined) {
     server.on('connection', (socket: Socket) => {

@@ -177,6 +177,35 @@ test('a chunked body (no content-length) over the limit is 413 too', async () =>
   assert.equal(mock.requests.length, 0);
 });
 
+/** Sends a head with `Expect: 100-continue` and no body; resolves with what arrives before the body would be sent. */
+function expectContinue(contentLength: number): Promise<string> {
+  const url = new URL(gw.proxyUrl);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(url.port), url.hostname, () => {
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${CALLER_KEY}\r\nContent-Type: application/json\r\nContent-Length: ${contentLength}\r\nExpect: 100-continue\r\n\r\n`);
+    });
+    let got = '';
+    socket.setEncoding('latin1');
+    socket.on('error', reject);
+    socket.on('data', (d: string) => {
+      got += d;
+      if (got.includes('\r\n\r\n')) {
+        socket.destroy();
+        resolve(got);
+      }
+    });
+  });
+}
+
+test('Expect: 100-continue with a declared body over the limit is refused (413) without a 100 Continue; within it, the caller is told to send', async () => {
+  const refused = await expectContinue(BODY_LIMIT + 1);
+  assert.match(refused, /^HTTP\/1\.1 413 /, 'the final answer comes first: the caller never sends the body');
+  assert.ok(!refused.includes('100 Continue'));
+  const accepted = await expectContinue(100);
+  assert.match(accepted, /^HTTP\/1\.1 100 Continue\r\n/);
+  assert.equal(mock.requests.length, 0);
+});
+
 test('a caller that stalls mid-body gets 408 once proxy.request_timeout_ms has passed, and the connection closes', async () => {
   const url = new URL(gw.proxyUrl);
   const started = Date.now();
