@@ -90,7 +90,7 @@ function probe(kind: 'livez' | 'readyz'): Handler {
 const ROUTES = new Map<string, Route>([
   ['/livez', route({ GET: probe('livez'), HEAD: probe('livez') })],
   ['/readyz', route({ GET: probe('readyz'), HEAD: probe('readyz') })],
-  ['/v1/models', route({ GET: listModels })],
+  ['/v1/models', route({ GET: listModels, HEAD: listModels })],
   ['/v1/chat/completions', route({ POST: chatCompletions })],
   ['/v1/messages', route({ POST: messages }, anthropicMessagesCodec)],
   ['/v1/messages/count_tokens', route({ POST: countTokens }, anthropicMessagesCodec)],

@@ -33,7 +33,8 @@ export function sendBody(
   if (contentType !== undefined) head['content-type'] = contentType;
   if (headers !== undefined) Object.assign(head, headers);
   ctx.status = status;
-  ctx.responseBytes += length;
+  // A HEAD answer announces the length but sends no body.
+  if (ctx.req.method !== 'HEAD') ctx.responseBytes += length;
   res.writeHead(status, head);
   res.end(body);
 }

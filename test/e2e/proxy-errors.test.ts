@@ -131,9 +131,24 @@ test('a known path with the wrong method is 405 with Allow', async () => {
   }
   const models = await fetch(`${gw.proxyUrl}/v1/models`, { method: 'POST', headers: auth });
   assert.equal(models.status, 405);
-  assert.equal(models.headers.get('allow'), 'GET');
+  assert.equal(models.headers.get('allow'), 'GET, HEAD');
   await models.arrayBuffer();
   assert.equal(mock.requests.length, 0);
+});
+
+test('HEAD /v1/models answers as GET does, without the body', async () => {
+  const get = await fetch(`${gw.proxyUrl}/v1/models`, { headers: auth });
+  const listed = await get.text();
+  const head = await fetch(`${gw.proxyUrl}/v1/models`, { method: 'HEAD', headers: { ...auth, 'x-tollgate-request-id': 'e2e-head-models' } });
+  assert.equal(head.status, 200);
+  assert.equal(head.headers.get('content-type'), get.headers.get('content-type'));
+  assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(listed)));
+  assert.equal(await head.text(), '');
+  const [line] = await waitForLines(gw, 'access', (l) => l.request_id === 'e2e-head-models');
+  assert.equal(line.method, 'HEAD');
+  assert.equal(line.response_body_bytes, 0, 'no body was sent');
+  const anonymous = await fetch(`${gw.proxyUrl}/v1/models`, { method: 'HEAD' });
+  assert.equal(anonymous.status, 401);
 });
 
 // ---- request bodies ----
