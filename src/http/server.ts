@@ -56,12 +56,14 @@ export interface ListenerAnswer {
   seconds: number;
 }
 
-/** Per socket: when it opened or last finished a response, and the bytes read by then. */
-const kMark = Symbol('tollgate.listener.mark');
+/** Per socket: when it opened or last finished a response, and the bytes it had read by then. */
+const kMarkAt = Symbol('tollgate.listener.markAt');
+const kMarkRead = Symbol('tollgate.listener.markRead');
 /** Per socket: the response a handler has open on it. */
 const kOpen = Symbol('tollgate.listener.open');
 interface Marked {
-  [kMark]?: { at: number; read: number };
+  [kMarkAt]?: number;
+  [kMarkRead]?: number;
   [kOpen]?: ServerResponse;
 }
 
@@ -86,6 +88,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   let idleWaiter: (() => void) | undefined;
   const requestTimeout = options.requestTimeoutMs ?? 0;
   const headersTimeout = requestTimeout > 0 ? Math.min(66_000, requestTimeout) : 66_000;
+  const onAnswer = options.onListenerAnswer;
   const server = http.createServer({
     keepAliveTimeout: 65_000,
     headersTimeout,
@@ -99,7 +102,8 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       if (onAnswer !== undefined) {
         const socket = req.socket as Socket & Marked;
         if (socket[kOpen] === res) socket[kOpen] = undefined;
-        socket[kMark] = { at: performance.now(), read: socket.bytesRead };
+        socket[kMarkAt] = performance.now();
+        socket[kMarkRead] = socket.bytesRead;
       }
       inFlight--;
       if (inFlight === 0 && idleWaiter !== undefined) idleWaiter();
@@ -114,10 +118,10 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       server.emit('request', req, res);
     });
   }
-  const onAnswer = options.onListenerAnswer;
   if (onAnswer !== undefined) {
-    server.on('connection', (socket: Socket) => {
-      (socket as Marked)[kMark] = { at: performance.now(), read: 0 };
+    server.on('connection', (socket: Socket & Marked) => {
+      socket[kMarkAt] = performance.now();
+      socket[kMarkRead] = 0;
     });
     // Node's own answers, written the same way (only while no response has started on the
     // socket), plus a request id and a report; a socket error (a reset) is only closed.
@@ -140,9 +144,9 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       socket.write(`${head}${REQUEST_ID_HEADER}: ${requestId}\r\n\r\n`);
       socket.destroySoon();
       // A connection that sent no byte since it opened (or since its last response) made no request.
-      const mark = socket[kMark];
-      if (mark === undefined || socket.bytesRead === mark.read) return;
-      onAnswer({ ...answer, requestId, remoteAddress: socket.remoteAddress, seconds: (performance.now() - mark.at) / 1000 });
+      const at = socket[kMarkAt];
+      if (at === undefined || socket.bytesRead === socket[kMarkRead]) return;
+      onAnswer({ ...answer, requestId, remoteAddress: socket.remoteAddress, seconds: (performance.now() - at) / 1000 });
     });
   }
   await new Promise<void>((resolve, reject) => {
