@@ -52,18 +52,13 @@ export interface ListenerAnswer {
   errorKind: string;
   errorMessage: string;
   remoteAddress: string | undefined;
-  /** Since the connection opened, or since its previous response finished. */
+  /** The head timeout for a 408; 0 for a head refused as it arrived. */
   seconds: number;
 }
 
-/** Per socket: when it opened or last finished a response, and the bytes it had read by then. */
-const kMarkAt = Symbol('tollgate.listener.markAt');
-const kMarkRead = Symbol('tollgate.listener.markRead');
 /** Per socket: the response a handler has open on it. */
 const kOpen = Symbol('tollgate.listener.open');
 interface Marked {
-  [kMarkAt]?: number;
-  [kMarkRead]?: number;
   [kOpen]?: ServerResponse;
 }
 
@@ -99,12 +94,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     inFlight++;
     if (onAnswer !== undefined) (req.socket as Marked)[kOpen] = res;
     res.once('close', () => {
-      if (onAnswer !== undefined) {
-        const socket = req.socket as Socket & Marked;
-        if (socket[kOpen] === res) socket[kOpen] = undefined;
-        socket[kMarkAt] = performance.now();
-        socket[kMarkRead] = socket.bytesRead;
-      }
+      if (onAnswer !== undefined && (req.socket as Marked)[kOpen] === res) (req.socket as Marked)[kOpen] = undefined;
       inFlight--;
       if (inFlight === 0 && idleWaiter !== undefined) idleWaiter();
     });
@@ -119,10 +109,6 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     });
   }
   if (onAnswer !== undefined) {
-    server.on('connection', (socket: Socket & Marked) => {
-      socket[kMarkAt] = performance.now();
-      socket[kMarkRead] = 0;
-    });
     // Node's own answers, written the same way (only while no response has started on the
     // socket), plus a request id and a report; a socket error (a reset) is only closed.
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket & Marked) => {
@@ -143,10 +129,10 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       const requestId = randomUUID();
       socket.write(`${head}${REQUEST_ID_HEADER}: ${requestId}\r\n\r\n`);
       socket.destroySoon();
-      // A connection that sent no byte since it opened (or since its last response) made no request.
-      const at = socket[kMarkAt];
-      if (at === undefined || socket.bytesRead === socket[kMarkRead]) return;
-      onAnswer({ ...answer, requestId, remoteAddress: socket.remoteAddress, seconds: (performance.now() - at) / 1000 });
+      // A connection that never sent a byte made no request. (The head timeout does not run on a
+      // kept-alive connection between requests: only a partial head there gets this far.)
+      if (socket.bytesRead === 0) return;
+      onAnswer({ ...answer, requestId, remoteAddress: socket.remoteAddress, seconds: answer.status === 408 ? headersTimeout / 1000 : 0 });
     });
   }
   await new Promise<void>((resolve, reject) => {
