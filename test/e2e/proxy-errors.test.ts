@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
-import { waitForLines } from '../harness/log-lines.ts';
+import { logLines, waitForLines } from '../harness/log-lines.ts';
 
 const CALLER_KEY = 'sk-e2e-errors-caller-8d2e';
 const UPSTREAM_SECRET = 'sk-upstream-secret';
@@ -245,6 +245,9 @@ test('a caller that stalls mid-body gets 408 once proxy.request_timeout_ms has p
   const [access] = await waitForLines(gw, 'access', (l) => l.request_id === 'e2e-stalled-body');
   assert.equal(access.status, 408);
   assert.equal(access.error_kind, 'request_timeout');
+  // Once: the listener's own 408 answer does not log the request a second time.
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(logLines(gw, 'access').filter((l) => l.status === 408 && l.path === 'other'), []);
 });
 
 test('a body exactly at the limit is accepted', async () => {
