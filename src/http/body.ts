@@ -1,5 +1,6 @@
 // Reading request bodies under the configured size cap (413 over it).
 import { GatewayError } from '../lib/errors.ts';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestContext } from './context.ts';
 
 function tooLarge(limit: number): GatewayError {
@@ -8,11 +9,16 @@ function tooLarge(limit: number): GatewayError {
   });
 }
 
+/** The request declares (Content-Length) a body over `limit` (0 = no cap). */
+export function declaresOverLimit(headers: IncomingHttpHeaders, limit: number): boolean {
+  const declared = headers['content-length'];
+  return limit > 0 && declared !== undefined && Number(declared) > limit;
+}
+
 /** Reads the whole body; `limit` 0 means no cap. Rejects with a GatewayError. */
 export function readBody(ctx: RequestContext, limit: number): Promise<Buffer> {
   const req = ctx.req;
-  const declared = req.headers['content-length'];
-  if (limit > 0 && declared !== undefined && Number(declared) > limit) {
+  if (declaresOverLimit(req.headers, limit)) {
     return Promise.reject(tooLarge(limit));
   }
   return new Promise((resolve, reject) => {

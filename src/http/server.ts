@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { http } from './node-http.ts';
 import { REQUEST_ID_HEADER } from './request-id.ts';
+import { declaresOverLimit } from './body.ts';
 
 /** How long a drain waits for the requests it cut to finalize. */
 const CUT_FINALIZE_MS = 1000;
@@ -104,7 +105,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   const bodyLimit = options.bodyLimitBytes ?? 0;
   if (bodyLimit > 0) {
     server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-      if (!(Number(req.headers['content-length']) > bodyLimit)) res.writeContinue();
+      if (!declaresOverLimit(req.headers, bodyLimit)) res.writeContinue();
       server.emit('request', req, res);
     });
   }
