@@ -61,6 +61,8 @@ export interface ProxyOptions {
   requestTimeoutMs?: number;
   /** `proxy.send_timeout_ms` (0 = none): a caller that reads none of its response for this long is cut (499). */
   sendTimeoutMs?: number;
+  /** `proxy.max_in_flight_requests` (0 = none): past it, new requests are shed with 503 `overloaded`. */
+  maxInFlight?: number;
 }
 
 type Handler = (ctx: RequestContext, options: ProxyOptions) => Promise<void> | void;
@@ -111,6 +113,8 @@ export function createListenerAnswerReporter(options: ProxyOptions): (answer: Li
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const sinks = createFinalizeSinks(options.logger, options.metrics, options.accessLog, keyOwners(options.snapshots));
   const rewriteUrl = options.rewriteUrl;
+  const maxInFlight = options.maxInFlight ?? 0;
+  let inFlight = 0;
   return (req, res) => {
     // receive
     const ctx = new RequestContext(
@@ -124,7 +128,9 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
     const captureLimit = options.usage.contentCapture?.() ?? 0;
     if (captureLimit > 0) ctx.capture = new ContentCapture(res, captureLimit);
     options.metrics.inFlight.inc();
+    inFlight++;
     res.once('close', () => {
+      inFlight--;
       // finalize: exactly once, whatever happened.
       ctx.latencyMs();
       if (!res.writableFinished) {
@@ -167,6 +173,10 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
     });
     // Spec 3 rule 4: the rewrite runs first; the host stage, typed routes and path stage all see its result.
     const url = rewriteUrl === undefined ? (req.url ?? '/') : rewriteUrl(req.url ?? '/');
+    if (maxInFlight > 0 && inFlight > maxInFlight && !isProbe(url)) {
+      shed(ctx, url, maxInFlight);
+      return;
+    }
     // Pass-through host stage: a route claiming the inbound host runs before the typed routes
     // (for an absolute-form target, the host it names).
     if (handleHostStage(ctx, options, url)) return;
@@ -199,6 +209,25 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
     }
     if (out !== undefined) out.catch((err: unknown) => fail(ctx, codec, err));
   };
+}
+
+/**
+ * Load shedding: refuse a request at once, before its body is read, while the listener already
+ * serves its cap. Cheaper for everyone than queueing it behind a stalled upstream until memory
+ * runs out; the caller's SDK retries after Retry-After.
+ */
+function shed(ctx: RequestContext, url: string, max: number): void {
+  const local = originForm(url);
+  const q = local.indexOf('?');
+  const path = q < 0 ? local : local.slice(0, q);
+  const r = ROUTES.get(path);
+  if (r !== undefined) ctx.endpoint = path;
+  const message = `the gateway is serving its limit of ${max} requests at once; retry later`;
+  fail(ctx, r?.codec ?? openAIChatCodec, new GatewayError('overloaded', message, { headers: { 'retry-after': '1' } }));
+}
+
+function isProbe(url: string): boolean {
+  return url === '/livez' || url === '/readyz' || url.startsWith('/livez?') || url.startsWith('/readyz?');
 }
 
 /** Answer with an error in the route's envelope (or end a started response). */

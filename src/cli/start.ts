@@ -207,6 +207,7 @@ function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycl
     bodyLimitBytes: config.proxy.request_body_limit_bytes,
     requestTimeoutMs: config.proxy.request_timeout_ms,
     sendTimeoutMs: config.proxy.send_timeout_ms,
+    maxInFlight: config.proxy.max_in_flight_requests,
     requestIdHeaders: config.proxy.request_id.accept_headers,
     clientIp: createClientIpResolver(config.proxy.real_ip),
     realIpHeader: config.proxy.real_ip.header,

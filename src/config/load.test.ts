@@ -43,6 +43,7 @@ const DEFAULTS: GatewayConfig = {
     addr: '127.0.0.1:3000',
     request_body_limit_bytes: 33554432,
     request_timeout_ms: 300000,
+    max_in_flight_requests: 0,
     send_timeout_ms: 300000,
     request_id: { accept_headers: ['x-tollgate-request-id'] },
     real_ip: { header: 'x-forwarded-for', trusted_proxies: [], recursive: false },
@@ -141,6 +142,7 @@ proxy:
   request_body_limit_bytes: 0
   request_timeout_ms: 45000
   send_timeout_ms: 15000
+  max_in_flight_requests: 5000
   request_id:
     accept_headers: [X-Request-Id, x-correlation-id]
   real_ip:
@@ -205,6 +207,7 @@ ratelimit:
         addr: '[::]:8443',
         request_body_limit_bytes: 0,
         request_timeout_ms: 45000,
+        max_in_flight_requests: 5000,
         send_timeout_ms: 15000,
         request_id: { accept_headers: ['x-request-id', 'x-correlation-id'] },
         real_ip: { header: 'x-real-ip', trusted_proxies: ['10.0.0.0/8', '::1', '192.168.1.7'], recursive: true },

@@ -78,6 +78,12 @@ const ProxySchema = section(
       description: 'Largest accepted request body in bytes; larger bodies get 413. 0 = no cap.',
     }),
     request_timeout_ms: millis(300_000, 'Time allowed to receive a whole request (head and body) from the caller; a slower one gets 408 and its connection is closed. 0 = off.'),
+    max_in_flight_requests: Type.Integer({
+      minimum: 0,
+      maximum: 1_000_000,
+      default: 0,
+      description: 'Most requests the proxy listener serves at once; past it a new request is refused at once with 503 overloaded and Retry-After: 1 (load shedding), except /livez and /readyz. 0 = no cap.',
+    }),
     send_timeout_ms: millis(300_000, 'Longest time the caller may read none of a response it is being sent (a stalled reader); then its connection is closed and the request recorded as 499. 0 = off.'),
     request_id: section(
       {

@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   upstream_decode: { status: 502, type: 'upstream_error', expose: true, retryable: true },
   stream_aborted: { status: 502, type: 'upstream_error', expose: true, retryable: false },
   shutting_down: { status: 503, type: 'api_error', expose: true, retryable: true },
+  overloaded: { status: 503, type: 'api_error', expose: true, retryable: true },
   unsafe_path: { status: 400, type: 'invalid_request_error', expose: true, retryable: false },
   query_conflict: { status: 400, type: 'invalid_request_error', expose: true, retryable: false },
   route_access_forbidden: { status: 403, type: 'permission_error', expose: true, retryable: false },
