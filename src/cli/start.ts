@@ -4,9 +4,10 @@
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Server } from 'node:http';
-import { loadConfig, parseAddr } from '../config/load.ts';
+import { parseAddr } from '../config/address.ts';
 import type { GatewayConfig } from '../config/schema.ts';
-import { formatLoadErrors, loadResourcesFile } from '../resources/loader.ts';
+import { formatLoadErrors } from '../resources/issues.ts';
+import { bootInChild } from './loader-process.ts';
 import { SnapshotHolder } from '../snapshot/snapshot.ts';
 import { createReloader } from './reload.ts';
 import { createLogger, flushLogger, type Logger } from '../observability/logger.ts';
@@ -36,19 +37,16 @@ function counts(r: Resources): Record<string, number> {
 }
 
 export async function startCommand(opts: { configFile: string | undefined }): Promise<number> {
-  const loaded = loadConfig({ file: opts.configFile, env: process.env });
-  if (!loaded.ok) {
-    process.stderr.write(`tollgate: invalid configuration:\n${loaded.errors.map((e) => `  - ${e}`).join('\n')}\n`);
-    return 1;
-  }
-  const config = loaded.config;
-  const logger = createLogger(config.observability.log_level);
-  const resourcesFile = config.resources_file ?? DEMO_RESOURCES;
-  const first = loadResourcesFile(resourcesFile, process.env);
+  // Config and resources are loaded in a child process: see loader-process.ts.
+  const first = await bootInChild(opts.configFile, DEMO_RESOURCES);
   if (!first.ok) {
-    process.stderr.write(formatLoadErrors(resourcesFile, first.errors) + '\n');
+    if (first.stage === 'config') process.stderr.write(`tollgate: invalid configuration:\n${first.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+    else if (first.stage === 'resources') process.stderr.write(formatLoadErrors(first.resourcesFile, first.errors) + '\n');
+    else process.stderr.write(`tollgate: ${first.errors[0]}\n`);
     return 1;
   }
+  const { config, resourcesFile } = first;
+  const logger = createLogger(config.observability.log_level);
   const obs = observabilitySinks(config.observability, logger, process.env.npm_package_version);
   const { metrics, usage } = obs;
   const snapshots = new SnapshotHolder();

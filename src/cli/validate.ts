@@ -1,5 +1,6 @@
 // `tollgate validate`: the boot/reload loader, run on its own.
-import { formatLoadErrors, loadResourcesFile } from '../resources/loader.ts';
+import { loadResourcesFile } from '../resources/loader.ts';
+import { formatLoadErrors } from '../resources/issues.ts';
 
 export function validateCommand(file: string): number {
   const result = loadResourcesFile(file, process.env);

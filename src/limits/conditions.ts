@@ -1,7 +1,7 @@
 // Conditional rate-limit policies: the condition tree compiled once per snapshot into a closure
 // over request attributes (regexes and CIDRs parsed at compile time, never per request).
 import ipaddr from 'ipaddr.js';
-import { compileGatewayRegex } from '../resources/common.ts';
+import { compileGatewayRegex } from '../lib/gateway-regex.ts';
 import type { Condition } from '../resources/types.ts';
 
 /** What a condition can look at. Absent attributes match no leaf (before `negate`). */

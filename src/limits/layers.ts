@@ -4,7 +4,6 @@
 // conditional ones with their condition tree and schedules compiled), so the hot path only does
 // Map lookups and runs precompiled closures.
 import type { ApiKeyEntry, ModelEntry, Snapshot } from '../snapshot/snapshot.ts';
-import { isConditionalPolicy } from '../resources/rate-limit-policy.ts';
 import type { RateLimitPolicy } from '../resources/types.ts';
 import { compileCondition, type Matcher, type RequestAttributes } from './conditions.ts';
 import { compileSchedules } from './schedules.ts';
@@ -59,7 +58,8 @@ export function compilePolicies(policies: readonly RateLimitPolicy[]): CompiledP
   const classic = new Map<string, ClassicPolicy[]>();
   const conditional: ConditionalPolicy[] = [];
   for (const p of policies) {
-    if (isConditionalPolicy(p)) {
+    // `in`, not resources/'s isConditionalPolicy: the serving process never loads the schema modules.
+    if ('limits' in p) {
       const limits = limitsOf(p.limits);
       if (limits === undefined) continue;
       conditional.push({

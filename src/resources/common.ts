@@ -3,6 +3,7 @@
 
 import { Type, type Static, type TSchema, type TProperties, type ObjectOptions } from '@sinclair/typebox';
 import ipaddr from 'ipaddr.js';
+import { compileGatewayRegex } from '../lib/gateway-regex.ts';
 
 /** Every object in every resource schema is closed: unknown keys are errors. */
 export function Closed<T extends TProperties>(properties: T, options: ObjectOptions = {}) {
@@ -62,18 +63,6 @@ export function cidrError(value: string): string | null {
   } catch {
     return 'must be a CIDR (e.g. 10.0.0.0/8) or an IP address';
   }
-}
-
-/**
- * Compile a configured pattern the way the gateway runs it: JavaScript syntax with the `u`
- * flag, and a leading `(?i)` (the reference gateway's syntax) taken as the `i` flag.
- * Throws SyntaxError for an invalid pattern.
- */
-export function compileGatewayRegex(value: string, extraFlags = ''): RegExp {
-  const insensitive = value.startsWith('(?i)');
-  // A flag given twice is a SyntaxError: `(?i)` under a case-insensitive operator is just `i`.
-  const flags = insensitive && !extraFlags.includes('i') ? `ui${extraFlags}` : `u${extraFlags}`;
-  return new RegExp(insensitive ? value.slice(4) : value, flags);
 }
 
 /** Null when `value` compiles with compileGatewayRegex (and these extra flags). */

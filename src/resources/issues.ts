@@ -132,3 +132,8 @@ export function renderIssues(
 
 /** How a per-entry check reports a problem at a field path inside its entry. */
 export type Report = (path: FieldPath, message: string) => void;
+
+/** The report printed by boot, reload and `tollgate validate` for a failed load. */
+export function formatLoadErrors(file: string, errors: string[]): string {
+  return `resources file ${file}: ${errors.length} error(s):\n${errors.map((e) => `  - ${e}`).join('\n')}`;
+}

@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatLoadErrors, loadResourcesFile, loadResourcesText } from './loader.ts';
+import { loadResourcesFile, loadResourcesText } from './loader.ts';
+import { formatLoadErrors } from './issues.ts';
 import { deriveId } from './ids.ts';
 import { PK, assertError, assertErrors, expectErrors, expectOk, loadObj } from './test-helpers.ts';
 

@@ -262,8 +262,3 @@ export function loadResourcesFile(path: string, env: Env = process.env): LoadRes
   }
   return loadResourcesText(text, env);
 }
-
-/** The report printed by boot, reload and `tollgate validate` for a failed load. */
-export function formatLoadErrors(file: string, errors: string[]): string {
-  return `resources file ${file}: ${errors.length} error(s):\n${errors.map((e) => `  - ${e}`).join('\n')}`;
-}
