@@ -42,8 +42,8 @@ test('a lone \\r at the end of a chunk ends its line; a \\n opening the next chu
   const s = new SseLineSplitter();
   for (const part of ['data: a', 'b\r', '\ndata: c\r', '\r', 'data: d\r']) s.push(part, (l) => lines.push(l));
   assert.deepEqual(lines, ['data: ab', 'data: c', '']);
-  // Still held at the end of the stream: the tail keeps its \r, as it arrived.
-  assert.equal(s.flush(), 'data: d\r');
+  // Held until the end of the stream, which no \n can follow: the \r ended the line.
+  assert.equal(s.flush(), 'data: d');
 });
 
 test('an unterminated frame over the cap fails', () => {

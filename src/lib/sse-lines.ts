@@ -79,9 +79,12 @@ export class SseLineSplitter {
     if (this.pendingLength + (this.pendingCr ? 1 : 0) + this.pendingFrame > this.maxFrame) throw new SseFrameTooLarge();
   }
 
-  /** Text left without a terminator at end of stream. */
+  /**
+   * The last line at end of stream, '' when none is left: text without a terminator, or a line
+   * ended by a `\r` that no `\n` can follow any more.
+   */
   flush(): string {
-    const rest = this.takePending(this.pendingCr ? '\r' : '') + this.decoder.end();
+    const rest = this.takePending('') + this.decoder.end();
     this.pendingCr = false;
     return rest;
   }

@@ -134,6 +134,20 @@ test('an upstream stream that finishes without [DONE] is completed with [DONE]',
   assert.equal(sseEvents(text).at(-1)!.data, '[DONE]');
 });
 
+test('a last event the upstream ends without its blank line is closed before the [DONE] the gateway adds', async () => {
+  // LF, CRLF and bare-CR streams; the last event is cut at its line terminator or before it.
+  for (const [eol, tail] of [['\n', ''], ['\n', '\n'], ['\r\n', '\r\n'], ['\r', '\r']]) {
+    const events = chatChunks({ parts: ['all', ' there'] }).map((c) => `data: ${JSON.stringify(c)}`);
+    mock.script({ headers: { 'content-type': 'text/event-stream' }, body: events.join(eol + eol) + tail });
+    const stream = await client.chat.completions.create({ model: 'fast', messages: hi, stream: true });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const label = JSON.stringify(eol + tail);
+    assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'all there', label);
+    assert.equal(chunks.at(-1)!.choices[0].finish_reason, 'stop', label);
+  }
+});
+
 // ---- failures before the head ----
 
 test('no first event within upstream.stream_timeout_ms: 504, not a 200 stream', async () => {

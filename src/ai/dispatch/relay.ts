@@ -96,6 +96,12 @@ export function relayStream(
   return new Promise<void>((resolve, reject) => {
     let started = false;
     let finished = false;
+    /** The upstream's last line was not blank: an event is open (a stream may end without its blank line). */
+    let open = false;
+    const onLine = (line: string): string => {
+      open = line.length > 0;
+      return relay.line(line);
+    };
     /** Status of the first in-band error event (0 while none arrived). */
     let inBandStatus = 0;
 
@@ -163,7 +169,7 @@ export function relayStream(
       if (finished) return;
       let out = '';
       try {
-        split.push(chunk, (line) => (out += relay.line(line)));
+        split.push(chunk, (line) => (out += onLine(line)));
       } catch (e) {
         if (e instanceof SseFrameTooLarge) {
           fail(new GatewayError('upstream_decode', e.message), 'upstream_decode');
@@ -206,7 +212,10 @@ export function relayStream(
     response.once('end', () => {
       if (finished) return;
       const rest = split.flush();
-      let out = rest.length > 0 ? relay.line(rest) : '';
+      let out = rest.length > 0 ? onLine(rest) : '';
+      // Close an event the upstream left open, as its blank line would: relayed as it is, the
+      // caller's parser would merge it with the frame `finish` appends ([DONE], message_stop).
+      if (open) out += onLine('');
       const end = relay.finish();
       out += end.text;
       if (relay.decodeError !== undefined) {
