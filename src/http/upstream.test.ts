@@ -185,3 +185,95 @@ describe('callUpstream', () => {
     assert.notEqual(pools.dispatcher(1000), pools.dispatcher(2000));
   });
 });
+
+/**
+ * A raw HTTP/1.1 upstream: `onRequest(socket, n)` handles the n-th request (1-based) of each
+ * connection; `answer` writes a small keep-alive JSON response. Counts connections and requests.
+ */
+async function rawUpstream(onRequest: (socket: net.Socket, n: number) => void): Promise<{ origin: string; requests: () => number; connections: () => number; close: () => void }> {
+  let requests = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    let n = 0;
+    let buffered = '';
+    socket.on('data', (d) => {
+      buffered += d.toString('latin1');
+      for (let end = buffered.indexOf('\r\n\r\n'); end >= 0; end = buffered.indexOf('\r\n\r\n')) {
+        const length = Number(/content-length: (\d+)/i.exec(buffered.slice(0, end))?.[1] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        buffered = buffered.slice(end + 4 + length);
+        requests++;
+        onRequest(socket, ++n);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
+    connections: () => sockets.size,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
+
+const answer = (socket: net.Socket): void => {
+  socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
+};
+
+describe('a kept-alive connection the upstream closed', () => {
+  // The pool hands a connection out again once it has seen nothing more arrive on it (a turn of
+  // the event loop later); until then a new request opens another connection.
+  const callAt = async (origin: string) => {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    return callUpstream({ endpoint: compileEndpoint(origin + '/v1/x'), method: 'POST', headers: {}, body: '{}', connectTimeoutMs: 1000, headersTimeoutMs: 2000 });
+  };
+
+  for (const [how, close] of [['closed', (s: net.Socket) => s.end()], ['reset', (s: net.Socket) => s.resetAndDestroy()]] as const) {
+    test(`${how} as the next request arrives: the request is sent again on another connection`, async () => {
+      // Every connection answers its first request and drops its second unanswered.
+      const up = await rawUpstream((socket, n) => (n === 1 ? answer(socket) : close(socket)));
+      try {
+        const first = await readResponseBody(ok(await callAt(up.origin)), 1000);
+        assert.equal(first.ok, true);
+        const second = await readResponseBody(ok(await callAt(up.origin)), 1000);
+        assert.equal(second.ok, true);
+        assert.equal(up.requests(), 3);
+        assert.equal(up.connections(), 2);
+      } finally {
+        up.close();
+      }
+    });
+  }
+
+  test('a new connection closed before any response byte is not sent again (the upstream may have read it)', async () => {
+    const up = await rawUpstream((socket) => socket.end());
+    try {
+      const r = await callAt(up.origin);
+      assert.equal(r.ok, false);
+      assert.equal((r as { kind: string }).kind, 'transport');
+      assert.equal(up.requests(), 1);
+    } finally {
+      up.close();
+    }
+  });
+
+  test('a kept-alive connection closed after the response began is not sent again', async () => {
+    const up = await rawUpstream((socket, n) => {
+      if (n === 1) answer(socket);
+      else socket.end('HTTP/1.1 200 OK\r\ncontent-');
+    });
+    try {
+      assert.equal((await readResponseBody(ok(await callAt(up.origin)), 1000)).ok, true);
+      const r = await callAt(up.origin);
+      assert.equal(r.ok, false);
+      assert.equal(up.requests(), 2);
+    } finally {
+      up.close();
+    }
+  });
+});

@@ -69,15 +69,42 @@ export class UpstreamPools {
  */
 function timedConnector(options: BuildConnector.BuildOptions, timeoutMs: number): BuildConnector.connector {
   const connect = buildConnector({ ...options, timeout: 0 });
-  if (timeoutMs <= 0) return connect;
   return (opts, callback) => {
     // undici's connector returns the socket, though its type says void.
-    const timer = setTimeout(() => socket?.destroy(new errors.ConnectTimeoutError()), timeoutMs);
-    const socket = connect(opts, (...args) => {
-      clearTimeout(timer);
-      callback(...args);
+    const timer = timeoutMs > 0 ? setTimeout(() => socket?.destroy(new errors.ConnectTimeoutError()), timeoutMs) : undefined;
+    const socket = connect(opts, (err, connected) => {
+      if (timer !== undefined) clearTimeout(timer);
+      if (err !== null || connected === null) {
+        callback(err ?? new Error('no socket'), null);
+        return;
+      }
+      // Ahead of undici's own listener, which hands the error on to the request.
+      connected.prependListener('error', noteBytesRead);
+      callback(null, connected);
     }) as unknown as { destroy(err: Error): void } | undefined;
   };
+}
+
+const BYTES_READ = Symbol('bytesRead');
+
+/** A socket error remembers how much its connection had read: >0 means it had served a response. */
+function noteBytesRead(this: { bytesRead: number }, err: Error): void {
+  (err as { [BYTES_READ]?: number })[BYTES_READ] ??= this.bytesRead;
+}
+
+/** Connection-level failures: the peer closed or reset the connection. */
+const CLOSED_CODES: ReadonlySet<string | undefined> = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/**
+ * The connection closed under a request that had no byte of its response yet, and had served an
+ * earlier response: a kept-alive connection the upstream closed as idle just as the request went
+ * out (its keep-alive timeout is shorter than the pool's, and it does not announce it). The
+ * upstream dropped the request unread, so sending it again is safe.
+ */
+function closedWhileIdle(err: Error & { code?: string; socket?: { bytesRead?: number }; [BYTES_READ]?: number }): boolean {
+  if (!CLOSED_CODES.has(err.code)) return false;
+  const read = err.socket?.bytesRead ?? err[BYTES_READ];
+  return read !== undefined && read > 0;
 }
 
 const poolSets = new Map<string, UpstreamPools>();
@@ -311,6 +338,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   private abortWith: Error | undefined;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** A byte of the response arrived (1xx heads included). */
+  private started = false;
+  /** Sent again once after its kept-alive connection was found closed. */
+  private resent = false;
 
   constructor(call: UpstreamCall, resolve: (r: UpstreamResult) => void) {
     this.call = call;
@@ -343,6 +374,10 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.abortWith !== undefined) controller.abort(this.abortWith);
   }
 
+  onResponseStarted(): void {
+    this.started = true;
+  }
+
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>, statusMessage?: string): void {
     // 1xx informational heads are not the response.
     if (statusCode < 200 || this.settled) return;
@@ -368,6 +403,15 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.response.fail(err);
       return;
     }
+    if (!this.settled && !this.started && !this.resent && closedWhileIdle(err)) {
+      this.resent = true;
+      this.controller = undefined;
+      // Once undici has finished failing the request; another pooled or a new connection takes it.
+      queueMicrotask(() => {
+        if (!this.settled) send(this.call, this);
+      });
+      return;
+    }
     const code = (err as { code?: string }).code;
     if (code === 'UND_ERR_CONNECT_TIMEOUT') {
       const { endpoint, connectTimeoutMs } = this.call;
@@ -379,25 +423,26 @@ class Exchange implements Dispatcher.DispatchHandler {
 }
 
 export function callUpstream(call: UpstreamCall): Promise<UpstreamResult> {
-  return new Promise((resolve) => {
-    const handler = new Exchange(call, resolve);
-    const headers: Record<string, string | string[]> = {};
-    for (const name in call.headers) {
-      const v = call.headers[name];
-      // The gateway has the whole body already: nothing to wait for a 100 Continue about.
-      if (v === undefined || name === 'expect') continue;
-      headers[name] = typeof v === 'number' ? String(v) : v;
-    }
-    try {
-      call.endpoint.pools.dispatcher(call.connectTimeoutMs).dispatch(
-        { origin: call.endpoint.origin, path: call.endpoint.path, method: call.method as Dispatcher.HttpMethod, headers, body: call.body ?? null },
-        handler,
-      );
-    } catch (err) {
-      // Invalid request options (a header undici refuses): nothing was sent.
-      handler.failed(err as Error);
-    }
-  });
+  return new Promise((resolve) => send(call, new Exchange(call, resolve)));
+}
+
+function send(call: UpstreamCall, handler: Exchange): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const name in call.headers) {
+    const v = call.headers[name];
+    // The gateway has the whole body already: nothing to wait for a 100 Continue about.
+    if (v === undefined || name === 'expect') continue;
+    headers[name] = typeof v === 'number' ? String(v) : v;
+  }
+  try {
+    call.endpoint.pools.dispatcher(call.connectTimeoutMs).dispatch(
+      { origin: call.endpoint.origin, path: call.endpoint.path, method: call.method as Dispatcher.HttpMethod, headers, body: call.body ?? null },
+      handler,
+    );
+  } catch (err) {
+    // Invalid request options (a header undici refuses): nothing was sent.
+    handler.failed(err as Error);
+  }
 }
 
 function transportMessage(endpoint: UpstreamEndpoint, err: Error & { code?: string }): string {
