@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
+import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { callUpstream, closeUpstreamPools, compileEndpoint, readResponseBody, upstreamPools, type UpstreamCall, type UpstreamResponse } from './upstream.ts';
 
@@ -172,6 +173,36 @@ describe('callUpstream', () => {
     const r = await call('/x', { headers: { 'transfer-encoding': 'chunked' } });
     assert.equal(r.ok, false);
     assert.equal((r as { kind: string }).kind, 'transport');
+  });
+
+  test('decodeBody: a gzip or br body is delivered decoded, chunks held before it included; an unknown coding is refused; a corrupt one fails', async () => {
+    const text = 'data: {"x":"h\u00e9"}\n\n'.repeat(200);
+    for (const [coding, encode] of [['gzip', zlib.gzipSync], ['br', zlib.brotliCompressSync]] as const) {
+      scripts.set('/z', (_req, res) => {
+        res.setHeader('content-encoding', coding);
+        res.end(encode(Buffer.from(text)));
+      });
+      const res = ok(await call('/z'));
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the whole body is held by now
+      assert.equal(res.decodeBody(), true);
+      assert.equal(res.headers['content-encoding'], undefined);
+      const body = await readResponseBody(res, 1000);
+      assert.equal(body.ok && body.body.toString(), text, coding);
+    }
+    scripts.set('/z', (_req, res) => {
+      res.setHeader('content-encoding', 'compress');
+      res.end('x');
+    });
+    const unknown = ok(await call('/z'));
+    assert.equal(unknown.decodeBody(), false);
+    unknown.destroy();
+    scripts.set('/z', (_req, res) => {
+      res.setHeader('content-encoding', 'gzip');
+      res.end('not gzip');
+    });
+    const corrupt = ok(await call('/z'));
+    corrupt.decodeBody();
+    assert.equal((await readResponseBody(corrupt, 1000)).ok, false);
   });
 
   test('pool sets: one per TLS setting, one dispatcher per connect timeout', () => {

@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { createHash } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
+import type { Transform } from 'node:stream';
 import type { Agent as UndiciAgent, buildConnector as BuildConnector, Dispatcher } from 'undici';
 // The package index also loads fetch, WebSocket, the cache layers and their web-stream plumbing
 // (~4 MiB of a started gateway's resident memory) that the proxy never uses. These three modules
@@ -14,6 +15,7 @@ import type { Agent as UndiciAgent, buildConnector as BuildConnector, Dispatcher
 import Agent from 'undici/lib/dispatcher/agent.js';
 import buildConnector from 'undici/lib/core/connect.js';
 import errors from 'undici/lib/core/errors.js';
+import { decompressor } from '../lib/content-coding.ts';
 
 /** TLS settings of a set of pools: certificate verification and an extra trusted CA bundle. */
 export interface UpstreamTlsOptions {
@@ -207,6 +209,8 @@ export class UpstreamResponse extends EventEmitter {
   private failure: Error | undefined;
   private closed = false;
   private destroyedByUs = false;
+  /** Decodes a compressed body on its way to the listeners (`decodeBody`). */
+  private decoder: Transform | undefined;
 
   constructor(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>, statusMessage: string | undefined) {
     super();
@@ -266,10 +270,44 @@ export class UpstreamResponse extends EventEmitter {
     return this;
   }
 
+  /**
+   * Deliver the body decoded from its `content-encoding` (gzip, deflate, br, zstd), for a reader
+   * of its text; the encoding and length headers go. False, and nothing changed, for an encoding
+   * it cannot decode. A body that does not decode fails as a broken connection would.
+   */
+  decodeBody(): boolean {
+    const header = this.headers['content-encoding'];
+    if (header === undefined) return true;
+    const encoding = header.trim().toLowerCase();
+    if (encoding === '' || encoding === 'identity') return true;
+    const decoder = decompressor(encoding);
+    if (decoder === undefined) return false;
+    delete this.headers['content-encoding'];
+    delete this.headers['content-length'];
+    this.raw = undefined;
+    this.decoder = decoder;
+    decoder.on('data', (data: Buffer) => this.deliver(data));
+    decoder.once('end', () => {
+      this.ended = true;
+      this.drain();
+    });
+    decoder.once('error', (err) => this.fail(err));
+    // What arrived before is still encoded.
+    const held = this.pending;
+    this.pending = [];
+    for (const data of held) decoder.write(data);
+    if (this.ended) {
+      this.ended = false;
+      decoder.end();
+    }
+    return true;
+  }
+
   /** Stop the exchange; the connection is not reused. Emits only `close` from here on. */
   destroy(): this {
     if (this.closed) return this;
     this.destroyedByUs = true;
+    this.decoder?.destroy();
     this.pending = [];
     if (!this.complete) this.controller.abort(new Error('upstream response discarded'));
     this.finish();
@@ -279,6 +317,12 @@ export class UpstreamResponse extends EventEmitter {
   /** @internal a body chunk from the connection. */
   chunk(data: Buffer): void {
     if (this.destroyedByUs) return;
+    if (this.decoder !== undefined) this.decoder.write(data);
+    else this.deliver(data);
+  }
+
+  private deliver(data: Buffer): void {
+    if (this.closed) return;
     if (this.flowing && !this.paused && this.pending.length === 0) this.emit('data', data);
     else this.pending.push(data);
   }
@@ -286,6 +330,10 @@ export class UpstreamResponse extends EventEmitter {
   /** @internal the body ended. */
   end(): void {
     this.complete = true;
+    if (this.decoder !== undefined) {
+      this.decoder.end();
+      return;
+    }
     this.ended = true;
     this.drain();
   }
@@ -294,6 +342,7 @@ export class UpstreamResponse extends EventEmitter {
   fail(err: Error): void {
     if (this.destroyedByUs || this.closed) return;
     this.failure = err;
+    this.decoder?.destroy();
     this.pending = [];
     this.emit('aborted');
     if (this.listenerCount('error') > 0) this.emit('error', err);

@@ -2,8 +2,7 @@
 // compressed); the tap needs the text, so a compressed body is decoded on the side, off the
 // relay path, bounded against decompression bombs. An encoding it does not know leaves the tap
 // without input (no usage), never the relay broken.
-import zlib from 'node:zlib';
-import type { Transform } from 'node:stream';
+import { decompressor } from '../lib/content-coding.ts';
 
 export interface TapDecoder {
   /** True when the sink sees each chunk during `write` (no decoding), so `end` has nothing to wait for. */
@@ -17,22 +16,6 @@ export interface TapDecoder {
 export const MAX_DECODED_BYTES = 64 * 1024 * 1024;
 
 const done = Promise.resolve();
-
-function decompressor(encoding: string): Transform | undefined {
-  switch (encoding) {
-    case 'gzip':
-    case 'x-gzip':
-      return zlib.createGunzip();
-    case 'deflate':
-      return zlib.createInflate();
-    case 'br':
-      return zlib.createBrotliDecompress();
-    case 'zstd':
-      return typeof zlib.createZstdDecompress === 'function' ? zlib.createZstdDecompress() : undefined;
-    default:
-      return undefined;
-  }
-}
 
 /**
  * A decoder feeding `sink` with the decoded body, or undefined when the body's encoding cannot

@@ -4,6 +4,7 @@
 // arrive, and a caller that leaves cancels the upstream request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
 import OpenAI from 'openai';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
@@ -146,6 +147,26 @@ test('a last event the upstream ends without its blank line is closed before the
     assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), 'all there', label);
     assert.equal(chunks.at(-1)!.choices[0].finish_reason, 'stop', label);
   }
+});
+
+test('a compressed upstream answer (gzip JSON, br stream) reaches the SDK decoded, usage included', async () => {
+  const usage = { prompt_tokens: 4, completion_tokens: 2, total_tokens: 6 };
+  const json = JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'zipped' }, finish_reason: 'stop' }], usage });
+  mock.script({ headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: zlib.gzipSync(json) });
+  const answer = await client.chat.completions.create({ model: 'fast', messages: hi });
+  assert.equal(answer.choices[0].message.content, 'zipped');
+  assert.deepEqual(answer.usage, usage);
+  const events = chatChunks({ parts: ['zip', 'ped'], usage: { prompt_tokens: 4, completion_tokens: 2 } }).map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n';
+  mock.script({ headers: { 'content-type': 'text/event-stream', 'content-encoding': 'br' }, body: zlib.brotliCompressSync(events) });
+  const stream = await client.chat.completions.create({ model: 'fast', messages: hi, stream: true, stream_options: { include_usage: true } });
+  let text = '';
+  let streamed;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta.content ?? '';
+    streamed ??= chunk.usage ?? undefined;
+  }
+  assert.equal(text, 'zipped');
+  assert.equal(streamed?.total_tokens, 6);
 });
 
 // ---- failures before the head ----

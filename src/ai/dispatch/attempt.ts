@@ -162,6 +162,12 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const response = result.response;
   const status = response.statusCode ?? 502;
   const headMs = ctx.elapsedMs();
+  // Bodies are read here, not relayed as bytes: a compressed one is decoded first.
+  if (!response.decodeBody()) {
+    response.destroy();
+    const message = `upstream answered with a content-encoding the gateway cannot decode (${String(response.headers['content-encoding'])})`;
+    return failed({ errorClass: 'upstream_decode', status: undefined, retryAfterMs: undefined, error: new GatewayError('upstream_decode', message) });
+  }
   if (status < 200 || status >= 300) {
     const read = await readUnlessGone(ctx, response, timeoutMs, 1024 * 1024);
     // An upstream that answered with an error was still called: its timings are recorded.
