@@ -259,9 +259,9 @@ const answer = (socket: net.Socket): void => {
 describe('a kept-alive connection the upstream closed', () => {
   // The pool hands a connection out again once it has seen nothing more arrive on it (a turn of
   // the event loop later); until then a new request opens another connection.
-  const callAt = async (origin: string) => {
+  const callAt = async (origin: string, resendOnStaleConnection = true) => {
     await new Promise((resolve) => setTimeout(resolve, 10));
-    return callUpstream({ endpoint: compileEndpoint(origin + '/v1/x'), method: 'POST', headers: {}, body: '{}', connectTimeoutMs: 1000, headersTimeoutMs: 2000 });
+    return callUpstream({ endpoint: compileEndpoint(origin + '/v1/x'), method: 'POST', headers: {}, body: '{}', connectTimeoutMs: 1000, headersTimeoutMs: 2000, resendOnStaleConnection });
   };
 
   for (const [how, close] of [['closed', (s: net.Socket) => s.end()], ['reset', (s: net.Socket) => s.resetAndDestroy()]] as const) {
@@ -280,6 +280,19 @@ describe('a kept-alive connection the upstream closed', () => {
       }
     });
   }
+
+  test('a caller that promises one upstream request per call (pass-through) gets the failure, not a resend', async () => {
+    const up = await rawUpstream((socket, n) => (n === 1 ? answer(socket) : socket.resetAndDestroy()));
+    try {
+      assert.equal((await readResponseBody(ok(await callAt(up.origin, false)), 1000)).ok, true);
+      const r = await callAt(up.origin, false);
+      assert.equal(r.ok, false);
+      assert.equal((r as { kind: string }).kind, 'transport');
+      assert.equal(up.requests(), 2);
+    } finally {
+      up.close();
+    }
+  });
 
   test('a new connection closed before any response byte is not sent again (the upstream may have read it)', async () => {
     const up = await rawUpstream((socket) => socket.end());

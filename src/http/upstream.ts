@@ -157,6 +157,12 @@ export interface UpstreamCall {
   headersTimeoutMs: number;
   /** Cancellation: `onCancel` registers a callback and returns its unsubscribe function. */
   cancel?: CancelSource;
+  /**
+   * Send the request again, once, when a kept-alive connection the upstream had closed as idle
+   * fails it before any byte of the response (`closedWhileIdle`). Off for callers that promise
+   * exactly one upstream request per call (pass-through routes, spec 3 rule 3).
+   */
+  resendOnStaleConnection?: boolean;
 }
 
 export interface CancelSource {
@@ -452,7 +458,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.response.fail(err);
       return;
     }
-    if (!this.settled && !this.started && !this.resent && closedWhileIdle(err)) {
+    if (this.call.resendOnStaleConnection === true && !this.settled && !this.started && !this.resent && closedWhileIdle(err)) {
       this.resent = true;
       this.controller = undefined;
       // Once undici has finished failing the request; another pooled or a new connection takes it.

@@ -151,6 +151,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
     connectTimeoutMs: settings.connectTimeoutMs,
     headersTimeoutMs: timeoutMs,
     cancel: ctx,
+    resendOnStaleConnection: true,
   });
   if (!result.ok) {
     if (result.kind === 'aborted') {
