@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,6 +60,30 @@ test('bootInChild loads the config and the resources file it names, and says whi
     const demo = await bootInChild(config, path.join(dir, 'missing-demo.yaml'));
     assert.equal(!demo.ok && demo.stage, 'resources', 'no resources_file: the demo file is loaded');
     assert.equal(!demo.ok && demo.stage === 'resources' && demo.resourcesFile, path.join(dir, 'missing-demo.yaml'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a load that does not finish in time is killed and fails, at reload and at boot', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tollgate-reload-'));
+  try {
+    // A FIFO nobody writes to: reading it blocks the loader for good.
+    const fifo = path.join(dir, 'r.yaml');
+    execFileSync('mkfifo', [fifo]);
+    const r = await loadInChild(fifo, 500);
+    assert.deepEqual(r, { ok: false, errors: ['reload: the loader did not finish within 500 ms'] });
+    const config = path.join(dir, 'config.yaml');
+    fs.writeFileSync(config, `resources_file: ${fifo}\n`);
+    assert.deepEqual(await bootInChild(config, fifo, 500), { ok: false, stage: 'loader', errors: ['the loader did not finish within 500 ms'] });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    let children = '';
+    try {
+      children = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'loader-child'], { encoding: 'utf8' }).trim();
+    } catch {
+      // pgrep exits 1 when nothing matches.
+    }
+    assert.equal(children, '', 'the stuck loader processes are gone');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
