@@ -58,7 +58,7 @@ export function compilePolicies(policies: readonly RateLimitPolicy[]): CompiledP
   const classic = new Map<string, ClassicPolicy[]>();
   const conditional: ConditionalPolicy[] = [];
   for (const p of policies) {
-    // `in`, not resources/'s isConditionalPolicy: the serving process never loads the schema modules.
+    // A conditional policy is the one with `limits` (the serving process never loads resources/'s schema modules).
     if ('limits' in p) {
       const limits = limitsOf(p.limits);
       if (limits === undefined) continue;

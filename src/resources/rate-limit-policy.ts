@@ -73,7 +73,7 @@ export type ConditionalRateLimitPolicyDoc = Static<typeof ConditionalRateLimitPo
 export type RateLimitPolicyDoc = ClassicRateLimitPolicyDoc | ConditionalRateLimitPolicyDoc;
 export type Condition = Static<typeof ConditionSchema>;
 
-export function isConditionalPolicy(doc: RateLimitPolicyDoc): doc is ConditionalRateLimitPolicyDoc {
+function isConditionalPolicy(doc: RateLimitPolicyDoc): doc is ConditionalRateLimitPolicyDoc {
   return 'limits' in doc;
 }
 

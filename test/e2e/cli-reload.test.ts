@@ -226,8 +226,8 @@ test('a reload of a large file does not stall the requests being served meanwhil
 
 test('reloads leave none of the loader\'s memory in the gateway', async (t) => {
   // The loader (YAML parser, schema compiler, a second module graph) runs outside the serving
-  // process: run in a worker thread, its isolate and malloc arenas stayed resident, ~40 MiB
-  // after one reload of this four-resource file.
+  // process. Run inside it (a worker thread, say), its isolate and malloc arenas stay resident:
+  // ~40 MiB after one reload of this four-resource file.
   const gw = await startGateway({
     config: { proxy: { addr: '127.0.0.1:0' }, observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } } },
     resources: GEN1,
