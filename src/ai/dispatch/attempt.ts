@@ -18,7 +18,7 @@ import { addKeyHeaders, type KeyHeaders } from '../providers/key-headers.ts';
 import type { HeaderTemplateVar } from '../../lib/default-headers.ts';
 import { liftReasoning, type OpenAIResponseOptions } from '../protocols/openai-response-options.ts';
 import type { AttemptErrorClass } from './retry-policy.ts';
-import { isJsonObject, type CallerCodec } from './codecs.ts';
+import { parseObject, type CallerCodec } from './codecs.ts';
 import { relayStream, SSE_HEADERS, TranslatingRelay } from './relay.ts';
 import { failureKind, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
 import { recordUsage } from './usage.ts';
@@ -209,6 +209,20 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   if (answer === undefined) {
     return failed({ errorClass: 'upstream_decode', status: undefined, retryAfterMs: undefined, error: new GatewayError('upstream_decode', 'upstream returned a body that is not a JSON object') });
   }
+  if (call.stream) {
+    // The upstream ignored `stream: true`: a streaming client (the SDKs) reads nothing from a JSON
+    // body, so the answer goes out as the stream it would have been.
+    const events = call.codec.answerAsStream(answer.body, call.alias, call.wantUsage);
+    if (events === undefined) {
+      return failed({ errorClass: 'upstream_decode', status: undefined, retryAfterMs: undefined, error: new GatewayError('upstream_decode', 'upstream answered a stream request with JSON that is not a complete response') });
+    }
+    recordUsage(ctx, answer.usage);
+    ctx.downstreamFirstByteMs = ctx.elapsedMs();
+    startStream(ctx, 200, { ...SSE_HEADERS });
+    writeChunk(ctx, events);
+    endStream(ctx);
+    return { ok: true };
+  }
   recordUsage(ctx, answer.usage);
   ctx.downstreamFirstByteMs = ctx.elapsedMs();
   sendBody(ctx, 200, answer.body, 'application/json');
@@ -232,8 +246,10 @@ function translateJson(call: CallerRequest, adapter: Adapter, text: string, upst
     if (decoded instanceof Error) return undefined;
     canonical = decoded;
   } else {
-    if (!isJsonObject(text)) return undefined;
-    canonical = JSON.parse(text) as Record<string, unknown>;
+    const parsed = parseObject(text);
+    // Something other than a completion would translate into an empty answer.
+    if (parsed === undefined || !Array.isArray(parsed.choices)) return undefined;
+    canonical = parsed;
     if (upstream?.reasoningPath !== undefined) liftReasoning(canonical, upstream.reasoningPath, 'message');
   }
   return { body: call.codec.renderJson(canonical, call.alias), usage: canonical.usage as CanonicalUsage | undefined };

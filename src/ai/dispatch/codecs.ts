@@ -5,6 +5,7 @@ import type { GatewayError } from '../../lib/errors.ts';
 import type { CanonicalUsage } from '../protocols/canonical.ts';
 import { openAIErrorBody, openAIStreamErrorFrame, scanUsage } from '../protocols/openai-chat.ts';
 import { OpenAIChatStreamEncoder, OpenAIChatStreamRelay } from '../protocols/openai-chat-stream.ts';
+import { completionAsChunks } from '../protocols/openai-chat-as-stream.ts';
 import type { WireProtocol } from '../providers/contract.ts';
 import { liftReasoningText, type OpenAIResponseOptions } from '../protocols/openai-response-options.ts';
 import { findTopLevelMember } from '../../lib/json-scan.ts';
@@ -49,6 +50,22 @@ export interface CallerCodec {
    */
   nativeJson(text: string, alias: string, upstream?: OpenAIResponseOptions): { body: string; usage: CanonicalUsage | undefined } | undefined;
   createNativeRelay(alias: string, dropUsage: boolean, upstream?: OpenAIResponseOptions): NativeRelay;
+  /**
+   * A whole answer in this protocol (the JSON body the caller would get) as the caller's complete
+   * event stream, for an upstream that answered a stream request with JSON. Undefined when the
+   * body is not an answer of this protocol.
+   */
+  answerAsStream(body: string, alias: string, wantUsage: boolean): string | undefined;
+}
+
+/** `text` parsed when it is a JSON object, else undefined. */
+export function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Replace a top-level string member without re-serialising the rest; undefined if not an object. */
@@ -107,4 +124,13 @@ export const openAIChatCodec: CallerCodec = {
     return body === undefined ? undefined : { body, usage: scanUsage(answer) };
   },
   createNativeRelay: (alias, dropUsage, upstream) => new OpenAINativeRelay(alias, dropUsage, upstream),
+  answerAsStream(body, alias, wantUsage) {
+    const completion = parseObject(body);
+    const chunks = completion === undefined ? undefined : completionAsChunks(completion);
+    if (chunks === undefined) return undefined;
+    const encoder = new OpenAIChatStreamEncoder(alias, wantUsage);
+    let out = '';
+    for (const chunk of chunks) out += encoder.push(chunk);
+    return out + encoder.end();
+  },
 };

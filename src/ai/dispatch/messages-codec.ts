@@ -5,7 +5,8 @@ import { AnthropicMessagesStreamRelay } from '../protocols/anthropic-messages-st
 import { chatResponseToMessages, messagesRequestToChat } from '../protocols/anthropic-bridge.ts';
 import { ChatToMessagesStream } from '../protocols/anthropic-bridge-stream.ts';
 import type { CanonicalUsage } from '../protocols/canonical.ts';
-import { spliceModel, type CallerCodec, type NativeRelay } from './codecs.ts';
+import { messageAsEvents } from '../protocols/anthropic-messages-as-stream.ts';
+import { parseObject, spliceModel, type CallerCodec, type NativeRelay } from './codecs.ts';
 
 const MESSAGE_STOP = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
 
@@ -47,4 +48,8 @@ export const anthropicMessagesCodec: CallerCodec = {
     return body === undefined ? undefined : { body, usage: scanMessagesUsage(text) };
   },
   createNativeRelay: (alias) => new MessagesNativeRelay(alias),
+  answerAsStream(body) {
+    const message = parseObject(body);
+    return message === undefined ? undefined : messageAsEvents(message);
+  },
 };
