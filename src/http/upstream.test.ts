@@ -175,7 +175,7 @@ describe('callUpstream', () => {
     assert.equal((r as { kind: string }).kind, 'transport');
   });
 
-  test('decodeBody: a gzip or br body is delivered decoded, chunks held before it included; an unknown coding is refused; a corrupt one fails', async () => {
+  test('decodeBody: a gzip or br body is delivered decoded, chunks held before it included; an unknown coding is refused; a corrupt one fails as undecodable, not as a broken connection', async () => {
     const text = 'data: {"x":"h\u00e9"}\n\n'.repeat(200);
     for (const [coding, encode] of [['gzip', zlib.gzipSync], ['br', zlib.brotliCompressSync]] as const) {
       scripts.set('/z', (_req, res) => {
@@ -202,7 +202,8 @@ describe('callUpstream', () => {
     });
     const corrupt = ok(await call('/z'));
     corrupt.decodeBody();
-    assert.equal((await readResponseBody(corrupt, 1000)).ok, false);
+    assert.deepEqual(await readResponseBody(corrupt, 1000), { ok: false, kind: 'decode', message: 'upstream body is not valid gzip' });
+    assert.equal(corrupt.undecodable, 'upstream body is not valid gzip');
   });
 
   test('pool sets: one per TLS setting, one dispatcher per connect timeout', () => {

@@ -131,7 +131,8 @@ export interface UpstreamEndpoint {
   readonly pools: UpstreamPools;
 }
 
-export type UpstreamFailureKind = 'timeout' | 'transport' | 'aborted';
+/** `decode`: the body did not decode from its content-encoding (the upstream's bytes, not the connection). */
+export type UpstreamFailureKind = 'timeout' | 'transport' | 'aborted' | 'decode';
 
 export interface UpstreamFailure {
   ok: false;
@@ -217,6 +218,11 @@ export class UpstreamResponse extends EventEmitter {
   private destroyedByUs = false;
   /** Decodes a compressed body on its way to the listeners (`decodeBody`). */
   private decoder: Transform | undefined;
+  /**
+   * Why the body failed to decode from its content-encoding, when it did: the failure then is the
+   * upstream's bytes, not the connection (error_kind `upstream_decode`, not `transport`).
+   */
+  undecodable: string | undefined;
 
   constructor(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>, statusMessage: string | undefined) {
     super();
@@ -279,7 +285,8 @@ export class UpstreamResponse extends EventEmitter {
   /**
    * Deliver the body decoded from its `content-encoding` (gzip, deflate, br, zstd), for a reader
    * of its text; the encoding and length headers go. False, and nothing changed, for an encoding
-   * it cannot decode. A body that does not decode fails as a broken connection would.
+   * it cannot decode. A body that does not decode fails as a broken connection would, with
+   * `undecodable` set.
    */
   decodeBody(): boolean {
     const header = this.headers['content-encoding'];
@@ -297,7 +304,10 @@ export class UpstreamResponse extends EventEmitter {
       this.ended = true;
       this.drain();
     });
-    decoder.once('error', (err) => this.fail(err));
+    decoder.once('error', (err) => {
+      this.undecodable = `upstream body is not valid ${encoding}`;
+      this.fail(err);
+    });
     // What arrived before is still encoded.
     const held = this.pending;
     this.pending = [];
@@ -543,6 +553,9 @@ export function readResponseBody(
       chunks.push(chunk);
     });
     response.once('end', () => done({ ok: true, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) }));
-    response.once('close', () => done({ ok: false, kind: 'transport', message: 'upstream connection broke while sending the body' }));
+    response.once('close', () => {
+      if (response.undecodable !== undefined) done({ ok: false, kind: 'decode', message: response.undecodable });
+      else done({ ok: false, kind: 'transport', message: 'upstream connection broke while sending the body' });
+    });
   });
 }

@@ -9,6 +9,8 @@ import OpenAI from 'openai';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import { chatChunks, type MockUpstream } from '../harness/mock-upstream.ts';
+import { waitForLines } from '../harness/log-lines.ts';
+import { usageOf } from '../harness/echo-upstream.ts';
 
 const CALLER_KEY = 'sk-e2e-streams-caller-6b3f';
 const STREAM_TIMEOUT_MS = 700;
@@ -167,6 +169,31 @@ test('a compressed upstream answer (gzip JSON, br stream) reaches the SDK decode
   }
   assert.equal(text, 'zipped');
   assert.equal(streamed?.total_tokens, 6);
+});
+
+test('a body that does not decode from its content-encoding is upstream_decode (502), in the access log and the usage event', async () => {
+  const notGzip = Buffer.from('this is not gzip at all');
+  for (const stream of [false, true]) {
+    mock.script({ headers: { 'content-type': stream ? 'text/event-stream' : 'application/json', 'content-encoding': 'gzip' }, body: notGzip });
+    const res = await postStream({ body: JSON.stringify({ model: 'fast', messages: hi, stream }) });
+    const text = await res.text();
+    assert.equal(res.status, 502, text);
+    assert.equal(JSON.parse(text).error.code, 'upstream_decode', text);
+    const id = res.headers.get('x-tollgate-request-id');
+    const [access] = await waitForLines(gw, 'access', (l) => l.request_id === id);
+    assert.equal(access?.error_kind, 'upstream_decode', `stream: ${stream}`);
+    assert.equal((await usageOf(gw, id)).error_class, 'upstream_decode', `stream: ${stream}`);
+  }
+  // A stream whose compressed bytes go bad after its first events: the error frame says so.
+  const events = chatChunks({ parts: ['ok'] }).map((c) => `data: ${JSON.stringify(c)}\n\n`).join('');
+  const packed = zlib.gzipSync(events);
+  mock.script({ headers: { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' }, chunks: [packed.subarray(0, packed.length - 8), Buffer.from('garbage!garbage!')], chunkDelayMs: 50 });
+  const res = await postStream();
+  const body = await res.text();
+  assert.equal(res.status, 200);
+  assert.match(body, /"code":"upstream_decode"/);
+  const [access] = await waitForLines(gw, 'access', (l) => l.request_id === res.headers.get('x-tollgate-request-id'));
+  assert.equal(access?.error_kind, 'upstream_decode');
 });
 
 // ---- failures before the head ----

@@ -251,7 +251,8 @@ export function relayStream(
       resolve();
     });
     const broke = (): void => {
-      fail(new GatewayError('upstream_transport', 'upstream connection broke mid-stream'), 'transport');
+      if (response.undecodable !== undefined) fail(new GatewayError('upstream_decode', response.undecodable), 'upstream_decode');
+      else fail(new GatewayError('upstream_transport', 'upstream connection broke mid-stream'), 'transport');
     };
     response.once('error', broke);
     response.once('aborted', broke);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statusLine, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
+import { failureKind, statusLine, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
 import type { ClassifiedError } from '../providers/contract.ts';
 
 const KEY = 'sk-provider-key-0123456789';
@@ -40,4 +40,11 @@ test('5xx becomes 502 with the status line only', () => {
 test('timeouts are 504, transport failures 502', () => {
   assert.equal(upstreamFailureError({ ok: false, kind: 'timeout', message: 't' }).status, 504);
   assert.equal(upstreamFailureError({ ok: false, kind: 'transport', message: 't' }).status, 502);
+});
+
+test('a body that does not decode is upstream_decode, as the code and as the error kind', () => {
+  const f = { ok: false, kind: 'decode', message: 'upstream body is not valid gzip' } as const;
+  assert.equal(upstreamFailureError(f).code, 'upstream_decode');
+  assert.equal(upstreamFailureError(f).status, 502);
+  assert.equal(failureKind(f), 'upstream_decode');
 });

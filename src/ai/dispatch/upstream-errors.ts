@@ -39,6 +39,7 @@ export function upstreamStatusError(status: number, c: ClassifiedError, key: str
 
 export function upstreamFailureError(f: UpstreamFailure): GatewayError {
   if (f.kind === 'timeout') return new GatewayError('upstream_timeout', f.message);
+  if (f.kind === 'decode') return new GatewayError('upstream_decode', f.message);
   return new GatewayError('upstream_transport', f.message);
 }
 
@@ -46,5 +47,6 @@ export function upstreamFailureError(f: UpstreamFailure): GatewayError {
 export function failureKind(f: UpstreamFailure): string {
   if (f.kind === 'timeout') return 'timeout';
   if (f.kind === 'aborted') return 'client_disconnected';
+  if (f.kind === 'decode') return 'upstream_decode';
   return 'transport';
 }
