@@ -13,6 +13,7 @@ import { createReloader } from './reload.ts';
 import { createLogger, flushLogger, type Logger } from '../observability/logger.ts';
 import { observabilitySinks } from '../observability/wiring.ts';
 import { HealthTracker } from '../ai/dispatch/health.ts';
+import { healthKeys } from '../ai/dispatch/groups.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { UsageSink } from '../observability/usage-events.ts';
 import { createDebugHandler } from '../observability/debug-server.ts';
@@ -57,8 +58,8 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   let lastReload: ConfigStatus['last_reload'];
   const apply = (resources: Resources, count: number): void => {
     const s = snapshots.install(resources, count);
-    // Health follows model ids across reloads; removed models are forgotten.
-    health.retain(new Set(resources.models.map((m) => m.id)));
+    // Health follows targets across reloads; removed models and group targets are forgotten.
+    health.retain(healthKeys(s));
     lifecycle.ready = true;
     metrics.configGeneration.set(s.generation);
     metrics.configLastReloadSuccessful.set(1);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadResourcesText } from '../../resources/loader.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
-import { groupPlan } from './groups.ts';
+import { groupPlan, healthKeys } from './groups.ts';
 
 const YAML = `
 _format_version: "1"
@@ -23,10 +23,14 @@ models:
       targets: [ { model: a, priority: 2 }, { model: inner, priority: 1 }, { model: w-y } ]
 `;
 
-function plan() {
-  const r = loadResourcesText(YAML, {});
+function snapshotOf(text: string): Snapshot {
+  const r = loadResourcesText(text, {});
   assert.ok(r.ok, r.ok ? '' : r.errors.join('\n'));
-  const snapshot = new Snapshot(r.resources, 1, r.count);
+  return new Snapshot(r.resources, 1, r.count);
+}
+
+function plan() {
+  const snapshot = snapshotOf(YAML);
   const outer = snapshot.resolveModel('outer')!.entry;
   return groupPlan(snapshot, outer, 2);
 }
@@ -70,4 +74,18 @@ test('the plan is compiled once per group entry; group retry settings come from 
   assert.equal(groupPlan(snapshot, outer, 2), p);
   assert.equal(p.retry.retries, 1);
   assert.equal(p.retry.deploymentRetries, 2);
+});
+
+test('health keys: every model id and every group target key, nested and wildcard targets included', () => {
+  const snapshot = snapshotOf(YAML);
+  const keys = healthKeys(snapshot);
+  const ids = snapshot.resources.models.map((m) => m.id);
+  for (const id of ids) assert.ok(keys.has(id), id);
+  for (const t of plan().state.config.targets) assert.ok(keys.has(t.key), t.key);
+  const wild = snapshot.resolveModel('w-x')!.entry.id;
+  assert.deepEqual([...keys].filter((k) => k.includes('#')).sort(), [`${wild}#x`, `${wild}#y`]);
+  // A target taken out of the groups is no live key any more.
+  const fewer = healthKeys(snapshotOf(YAML.replace(', { model: w-y }', '')));
+  assert.ok(!fewer.has(`${wild}#y`));
+  assert.ok(fewer.has(`${wild}#x`));
 });

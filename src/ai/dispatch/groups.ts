@@ -104,4 +104,22 @@ export function groupPlan(snapshot: Snapshot, group: ModelEntry, deploymentRetri
   return plan;
 }
 
+/**
+ * Every health key `snapshot` can route to: each model id (direct calls, wildcard ones included,
+ * are keyed by id) and each group target's key, which for a wildcard target names the upstream
+ * model too. Health for any other key belongs to a target the snapshot no longer has.
+ */
+export function healthKeys(snapshot: Snapshot): Set<string> {
+  const keys = new Set<string>();
+  for (const m of snapshot.resources.models) {
+    keys.add(m.id);
+    const entry = snapshot.resolveModel(m.display_name)?.entry;
+    if (entry === undefined || entry.id !== m.id || entry.kind !== 'group') continue;
+    const targets: GroupTarget[] = [];
+    flatten(snapshot, entry, 0, {}, undefined, new Set(), targets);
+    for (const t of targets) keys.add(t.key);
+  }
+  return keys;
+}
+
 export { directRetries };
