@@ -250,7 +250,7 @@ export class Metrics {
     });
     this.otlpDrops = new Counter({
       name: 'tollgate_otlp_fanout_drops_total',
-      help: 'Usage events an OTLP exporter dropped, by reason (permanent_error, retry_budget_exhausted, queue_full).',
+      help: 'Usage events an OTLP exporter dropped, by reason (permanent_error, retry_budget_exhausted, queue_full, exporter_closed).',
       labelNames: ['exporter', 'reason'],
       registers,
     });

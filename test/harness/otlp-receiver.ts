@@ -1,7 +1,8 @@
 // A small local OTLP/HTTP receiver for tests: records every request (headers and parsed JSON
 // body) and answers from a queue of scripted statuses (then 200). Listens on 127.0.0.1:0.
+// Also a collector that accepts connections and never answers.
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 
 export interface ReceivedExport {
   path: string;
@@ -103,4 +104,37 @@ export async function until<T>(what: string, probe: () => T | undefined, timeout
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+export interface SilentCollector {
+  /** http://127.0.0.1:<port>/v1/traces */
+  url: string;
+  /** Connections accepted so far. */
+  accepted(): number;
+  /** Connections still open. */
+  open(): number;
+  close(): Promise<void>;
+}
+
+/** A TCP server that accepts connections, reads what it is sent and never answers. */
+export async function startSilentCollector(): Promise<SilentCollector> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server = net.createServer((s) => {
+    accepted++;
+    sockets.add(s);
+    s.resume();
+    s.once('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    accepted: () => accepted,
+    open: () => sockets.size,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

@@ -1,6 +1,8 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startOtlpReceiver, type OtlpReceiver } from '../../../test/harness/otlp-receiver.ts';
+import http from 'node:http';
+import type net from 'node:net';
+import { startOtlpReceiver, startSilentCollector, type OtlpReceiver } from '../../../test/harness/otlp-receiver.ts';
 import { completeUsageEvent, type UsageEvent } from '../usage-events.ts';
 import type { ContentCapture } from '../content-capture.ts';
 import type { CapturedContent } from '../content-text.ts';
@@ -306,6 +308,66 @@ describe('delivery', () => {
     set.emit(event());
     await set.close();
     assert.equal(rx.acceptedSpans().length, 2, 'one span per exporter, none after removal');
+  });
+});
+
+async function until(what: string, ms: number, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('closing', () => {
+  test('a removed exporter whose collector never answers stops at once after its grace: the export is aborted, the queue dropped as exporter_closed, its connection closed', async () => {
+    const collector = await startSilentCollector();
+    try {
+      const hooks = recorder();
+      // The default request timeout (10 s) per batch: without the abort, three batches would take 30 s.
+      const set = new OtlpExporterSet(hooks, { flushMs: 60_000, batchSize: 4 });
+      set.update([{ name: 'silent', endpoint: collector.url, headers: {}, sampleRate: 1 }]);
+      for (let i = 0; i < 10; i++) set.emit(event({ request_id: `r${i}` }));
+      await until('the first export is in flight', 2000, () => collector.accepted() === 1);
+      const removed = Date.now();
+      set.update([]);
+      const dropped = () => hooks.drops.reduce((n, [, c]) => n + c, 0);
+      await until('every queued event is dropped', 4000, () => dropped() === 10);
+      assert.ok(Date.now() - removed < 3500, `${Date.now() - removed} ms`);
+      assert.deepEqual(new Set(hooks.drops.map(([reason]) => reason)), new Set(['exporter_closed']));
+      await until('the connection to the collector is closed', 1000, () => collector.open() === 0);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(collector.accepted(), 1, 'no export is tried after the abort');
+    } finally {
+      await collector.close();
+    }
+  });
+
+  test('a closed exporter leaves no kept-alive connection to its collector', async () => {
+    const sockets = new Set<net.Socket>();
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.once('end', () => res.end());
+    });
+    server.on('connection', (s) => {
+      sockets.add(s);
+      s.once('close', () => sockets.delete(s));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const hooks = recorder();
+      const { port } = server.address() as net.AddressInfo;
+      const ex = new OtlpHttpExporter({ name: 'rx', endpoint: `http://127.0.0.1:${port}/v1/traces`, headers: {}, sampleRate: 1 }, hooks, FAST);
+      ex.emit(event());
+      await ex.kick();
+      assert.equal(hooks.exportedCount, 1);
+      assert.equal(sockets.size, 1, 'the connection is kept alive between exports');
+      await ex.close();
+      await until('the kept-alive connection is closed', 1000, () => sockets.size === 0);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 

@@ -6,15 +6,21 @@
 // five-minute budget per batch; any other 4xx drops the batch at once. Every dropped event is
 // counted in tollgate_otlp_fanout_drops_total{exporter,reason}.
 //
+// Closing (a reload that changes or removes the exporter, shutdown) gives the queue one delivery
+// attempt within a grace period; then the export in flight is aborted, what is still queued is
+// dropped as `exporter_closed` and the exporter's connections are destroyed, so a collector that
+// never answers cannot keep a removed exporter alive for a request timeout per queued batch.
+//
 // An exporter with `content_mode: full` (contentMaxBytes > 0) also gets the request's captured
 // content, trimmed to its own cap, as span attributes (never inside the usage event); queued
 // bytes are bounded and batches are cut by size.
 import type { UsageEvent, UsageRequest, UsageSink } from '../usage-events.ts';
 import { trimContent, type CapturedContent } from '../content-text.ts';
+import type { Agent as HttpAgent } from 'node:http';
 import { http, https } from '../../http/node-http.ts';
 import { encodeUsageEventSpan, exportRequestFrame } from './span.ts';
 
-export type DropReason = 'permanent_error' | 'retry_budget_exhausted' | 'queue_full';
+export type DropReason = 'permanent_error' | 'retry_budget_exhausted' | 'queue_full' | 'exporter_closed';
 
 export interface OtlpExporterConfig {
   name: string;
@@ -83,16 +89,18 @@ function retryAfterMs(header: string | null, now: number): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-const sleep = (ms: number): Promise<void> =>
+/** Waits `ms`, or less when `signal` aborts first. */
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
-    setTimeout(resolve, ms).unref();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    signal.addEventListener('abort', done, { once: true });
   });
-
-/** Keep-alive pools for the collectors: a batch every second should not cost a handshake. */
-const AGENTS = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 4 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 4 }),
-};
 
 type PostResult = { ok: true; status: number; retryAfter: string | null } | { ok: false; error: string };
 
@@ -101,23 +109,28 @@ type PostResult = { ok: true; status: number; retryAfter: string | null } | { ok
  * none. Settles once the request is closed, so the body's buffer is no longer being sent and can
  * be filled again (a collector may answer before it has read the whole body).
  */
-function post(url: URL, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<PostResult> {
+function post(url: URL, agent: HttpAgent, headers: Record<string, string>, body: Buffer, timeoutMs: number, signal: AbortSignal): Promise<PostResult> {
   return new Promise((resolve) => {
-    const secure = url.protocol === 'https:';
     let result: PostResult | undefined;
     const finish = (r: PostResult): void => {
       result ??= r;
     };
-    const req = (secure ? https : http).request(url, {
+    const req = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
       headers: { ...headers, 'content-length': String(body.length) },
-      agent: AGENTS[secure ? 'https:' : 'http:'],
+      agent,
     });
     const timer = setTimeout(() => {
       finish({ ok: false, error: 'request timed out' });
       req.destroy();
     }, timeoutMs);
     timer.unref();
+    const abort = (): void => {
+      finish({ ok: false, error: 'aborted' });
+      req.destroy();
+    };
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
     req.once('response', (res) => {
       const retryAfter = res.headers['retry-after'];
       res.resume();
@@ -127,6 +140,7 @@ function post(url: URL, headers: Record<string, string>, body: Buffer, timeoutMs
     req.once('error', () => finish({ ok: false, error: 'transport error' }));
     req.once('close', () => {
       clearTimeout(timer);
+      signal.removeEventListener('abort', abort);
       resolve(result ?? { ok: false, error: 'transport error' });
     });
     req.end(body);
@@ -212,12 +226,21 @@ export class OtlpHttpExporter {
   private readonly spare: Buffer[] = [];
   private sending: Promise<void> | undefined;
   private closed = false;
+  /** Aborted when the close grace runs out: ends the export in flight and the delivery loop. */
+  private readonly stop = new AbortController();
   private readonly timer: NodeJS.Timeout;
   private readonly endpoint: URL;
+  /**
+   * The exporter's own keep-alive pool (a batch every second should not cost a handshake), one
+   * socket as it sends one request at a time; destroyed on close, so a removed exporter leaves no
+   * connection to its collector behind.
+   */
+  private readonly agent: HttpAgent;
 
   constructor(config: OtlpExporterConfig, hooks: OtlpExporterHooks, tuning: Partial<OtlpExporterTuning> = {}, serviceVersion = '0') {
     this.config = config;
     this.endpoint = new URL(config.endpoint);
+    this.agent = new (this.endpoint.protocol === 'https:' ? https : http).Agent({ keepAlive: true, maxSockets: 1 });
     this.hooks = hooks;
     this.tuning = { ...DEFAULT_TUNING, ...tuning };
     const { head, tail } = exportRequestFrame('tollgate', serviceVersion);
@@ -280,11 +303,20 @@ export class OtlpHttpExporter {
     return this.start();
   }
 
-  /** Stop taking events; deliver what is queued, waiting at most `graceMs`. */
+  /**
+   * Stop taking events; deliver what is queued, waiting at most `graceMs`. Then abort the export
+   * in flight, drop what is left (`exporter_closed`) and destroy the exporter's connections.
+   */
   async close(graceMs = 2000): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
-    await Promise.race([this.kick(), sleep(graceMs)]);
+    const delivering = this.kick();
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([delivering, new Promise<void>((resolve) => (grace = setTimeout(resolve, graceMs)))]);
+    clearTimeout(grace);
+    this.stop.abort();
+    await this.start();
+    this.agent.destroy();
   }
 
   private seal(): void {
@@ -320,7 +352,8 @@ export class OtlpHttpExporter {
     for (let batch = this.sealed.shift(); batch !== undefined; batch = this.sealed.shift()) {
       this.queuedEvents -= batch.count;
       this.queuedBytes -= batch.body.length;
-      await this.deliver(batch);
+      if (this.stop.signal.aborted) this.hooks.dropped(this.config.name, 'exporter_closed', batch.count);
+      else await this.deliver(batch);
       if (this.spare.length < MAX_SPARE_BUFFERS) this.spare.push(batch.store);
     }
   }
@@ -329,7 +362,11 @@ export class OtlpHttpExporter {
     const name = this.config.name;
     const started = Date.now();
     for (let attempt = 1; ; attempt++) {
-      const sent = await post(this.endpoint, { ...this.config.headers, 'content-type': 'application/json' }, body, this.tuning.requestTimeoutMs);
+      if (this.stop.signal.aborted) {
+        this.hooks.dropped(name, 'exporter_closed', count);
+        return;
+      }
+      const sent = await post(this.endpoint, this.agent, { ...this.config.headers, 'content-type': 'application/json' }, body, this.tuning.requestTimeoutMs, this.stop.signal);
       const status = sent.ok ? sent.status : undefined;
       const retryAfter = sent.ok ? sent.retryAfter : null;
       const failure = sent.ok ? undefined : sent.error;
@@ -346,12 +383,18 @@ export class OtlpHttpExporter {
       const jittered = backoff / 2 + Math.random() * (backoff / 2);
       const now = Date.now();
       const delay = Math.min(this.tuning.maxBackoffMs, retryAfterMs(retryAfter, now) ?? jittered);
-      if (now + delay - started > this.tuning.retryBudgetMs || this.closed) {
+      if (this.closed) {
+        // Closing gives each batch one attempt; the budget is not what ran out.
+        this.hooks.dropped(name, 'exporter_closed', count);
+        this.hooks.warn(name, 'otlp exporter closed: undelivered batch dropped', { status, error: failure, attempts: attempt, events: count });
+        return;
+      }
+      if (now + delay - started > this.tuning.retryBudgetMs) {
         this.hooks.dropped(name, 'retry_budget_exhausted', count);
         this.hooks.warn(name, 'otlp export kept failing: batch dropped', { status, error: failure, attempts: attempt, events: count });
         return;
       }
-      await sleep(delay);
+      await sleep(delay, this.stop.signal);
     }
   }
 }
