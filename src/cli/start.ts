@@ -3,7 +3,6 @@
 // (SIGTERM/SIGINT).
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type { Server } from 'node:http';
 import { parseAddr } from '../config/address.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { formatLoadErrors } from '../resources/issues.ts';
@@ -19,6 +18,7 @@ import type { UsageSink } from '../observability/usage-events.ts';
 import { createDebugHandler } from '../observability/debug-server.ts';
 import { createStatusHandler, type ConfigStatus } from '../observability/status-server.ts';
 import { listen, type Listener } from '../http/server.ts';
+import { trackRequests } from '../http/drain.ts';
 import { createClientIpResolver } from '../http/real-ip.ts';
 import { compileUrlRewrites } from '../http/url-rewrite.ts';
 import { closeUpstreamPools } from '../http/upstream.ts';
@@ -106,7 +106,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   let admin: Awaited<ReturnType<typeof startAdmin>> | undefined;
   if (config.admin.enabled) {
     try {
-      admin = await startAdmin(config, () => ({ generation: snapshots.current?.generation ?? 0 }));
+      admin = await startAdmin(config, () => ({ generation: snapshots.current?.generation ?? 0 }), closing);
     } catch (err) {
       for (const l of listeners) l.server.close();
       process.stderr.write(`tollgate: cannot bind the admin listener (admin.addr): ${(err as Error).message}\n`);
@@ -151,7 +151,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
       logger.info({ signal, min_drain_secs: config.shutdown.min_drain_secs }, 'draining');
       flushLogger(logger);
       setTimeout(() => {
-        void drain(listeners, admin?.app.server, config, logger).then(async () => {
+        void drain(admin === undefined ? listeners : [...listeners, { name: 'admin', drain: admin.drain }], config, logger).then(async () => {
           closeUpstreamPools();
           shutDown = true;
           // The limit releases of the requests drain cut reach a shared store before it closes;
@@ -186,15 +186,12 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   return stopped;
 }
 
-async function drain(listeners: Listener[], adminServer: Server | undefined, config: GatewayConfig, logger: Logger): Promise<void> {
+/** Every listener, the admin one included, drains at once under the same timeout. */
+async function drain(listeners: Array<Pick<Listener, 'name' | 'drain'>>, config: GatewayConfig, logger: Logger): Promise<void> {
   const timeoutMs = config.shutdown.drain_timeout_secs * 1000;
-  const results = await Promise.all(listeners.map(async (l) => ({ name: l.name, inFlight: l.inFlight(), ...(await l.drain(timeoutMs)) })));
+  const results = await Promise.all(listeners.map(async (l) => ({ name: l.name, ...(await l.drain(timeoutMs)) })));
   for (const r of results) {
     if (r.timedOut) logger.warn({ listener: r.name }, 'drain timeout reached: closing remaining connections');
-  }
-  if (adminServer !== undefined) {
-    adminServer.close();
-    adminServer.closeAllConnections();
   }
 }
 
@@ -225,16 +222,18 @@ function proxyOptions(config: GatewayConfig, snapshots: SnapshotHolder, lifecycl
   };
 }
 
-async function startAdmin(config: GatewayConfig, status: () => { generation: number }) {
+async function startAdmin(config: GatewayConfig, status: () => { generation: number }, closing: () => boolean) {
   // Loaded only when the admin listener is on: fastify and its plugins are memory (with the Redis
   // client, ~8 MiB of resident memory) a proxy-only process never uses.
   const { buildAdminApp } = await import('../admin/app.ts');
   const app = buildAdminApp({ adminKeys: config.admin.admin_keys, status });
+  // Counted before it serves anything, so a shutdown drains admin requests like proxy ones.
+  const { drain } = trackRequests(app.server, { closing });
   const { host, port } = parseAddr(config.admin.addr);
   await app.listen({ host, port });
   const info = app.server.address();
   const bound = typeof info === 'object' && info !== null ? `${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}` : config.admin.addr;
-  return { app, address: bound };
+  return { app, address: bound, drain };
 }
 
 /** `/status/models`: per-target health (cooldowns, failures, in-flight, latency) by model. */

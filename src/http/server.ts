@@ -1,4 +1,4 @@
-// HTTP listeners: bind (port 0 picks a free port), count in-flight requests, drain, and answer
+// HTTP listeners: bind (port 0 picks a free port), count in-flight requests, drain (drain.ts), and answer
 // the requests Node's parser refuses before any handler sees them (400, 408, 413, 431), so that
 // they can be logged like every other answered request.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -7,9 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { http } from './node-http.ts';
 import { REQUEST_ID_HEADER } from './request-id.ts';
 import { declaresOverLimit } from './body.ts';
-
-/** How long a drain waits for the requests it cut to finalize. */
-const CUT_FINALIZE_MS = 1000;
+import { trackRequests } from './drain.ts';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -82,8 +80,6 @@ function listenerAnswer(err: NodeJS.ErrnoException, headersTimeoutMs: number): {
 }
 
 export async function listen(options: ListenOptions): Promise<Listener> {
-  let inFlight = 0;
-  let idleWaiter: (() => void) | undefined;
   const requestTimeout = options.requestTimeoutMs ?? 0;
   const headersTimeout = requestTimeout > 0 ? Math.min(66_000, requestTimeout) : 66_000;
   const onAnswer = options.onListenerAnswer;
@@ -93,15 +89,8 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     requestTimeout,
     // How often Node checks for expired requests: a timeout is enforced within this much.
     connectionsCheckingInterval: requestTimeout > 0 ? Math.min(30_000, Math.max(100, Math.floor(requestTimeout / 4))) : 30_000,
-  }, (req, res) => {
-    inFlight++;
-    res.once('close', () => {
-      inFlight--;
-      if (inFlight === 0 && idleWaiter !== undefined) idleWaiter();
-    });
-    if (options.closing?.() === true) res.shouldKeepAlive = false;
-    options.handler(req, res);
-  });
+  }, options.handler);
+  const tracker = trackRequests(server, { closing: options.closing, onCut: options.onCut });
   const bodyLimit = options.bodyLimitBytes ?? 0;
   if (bodyLimit > 0) {
     server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
@@ -149,32 +138,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
     name: options.name,
     server,
     address: `${host}:${info.port}`,
-    inFlight: () => inFlight,
-    drain(timeoutMs) {
-      return new Promise((resolve) => {
-        server.close();
-        server.closeIdleConnections();
-        const finish = (timedOut: boolean): void => {
-          idleWaiter = undefined;
-          clearTimeout(timer);
-          if (inFlight > 0) options.onCut?.();
-          server.closeAllConnections();
-          if (inFlight === 0) {
-            resolve({ timedOut });
-            return;
-          }
-          // The cut requests still finalize (usage rows, limit releases) as their sockets close:
-          // wait for that, briefly, before the caller shuts the sinks and stores they write to.
-          const bound = setTimeout(() => resolve({ timedOut }), CUT_FINALIZE_MS);
-          idleWaiter = () => {
-            clearTimeout(bound);
-            resolve({ timedOut });
-          };
-        };
-        const timer = setTimeout(() => finish(true), Math.max(0, timeoutMs));
-        if (inFlight === 0) finish(false);
-        else idleWaiter = () => finish(false);
-      });
-    },
+    inFlight: tracker.inFlight,
+    drain: tracker.drain,
   };
 }

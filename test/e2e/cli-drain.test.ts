@@ -40,12 +40,15 @@ function resources() {
   };
 }
 
-function start(shutdown: { min_drain_secs: number; drain_timeout_secs?: number }): Promise<Gateway> {
+const ADMIN_KEY = 'e2e-drain-admin-key';
+
+function start(shutdown: { min_drain_secs: number; drain_timeout_secs?: number }, admin = false): Promise<Gateway> {
   return startGateway({
     config: {
       proxy: { addr: '127.0.0.1:0' },
       observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } },
       shutdown,
+      ...(admin ? { admin: { enabled: true, addr: '127.0.0.1:0', admin_keys: [ADMIN_KEY] } } : {}),
     },
     resources: resources(),
   });
@@ -97,7 +100,67 @@ function refused(gw: Gateway): Promise<boolean> {
   });
 }
 
+/**
+ * An admin request held in flight by its body: the head and the first half of the body now, the
+ * rest on `finish()`. `answer` is the raw HTTP answer, '' when the connection closed without one.
+ */
+async function slowAdminRequest(gw: Gateway): Promise<{ finish: () => void; answer: Promise<string> }> {
+  const { hostname, port } = new URL(gw.adminUrl!);
+  const socket = net.connect(Number(port), hostname);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  const body = JSON.stringify({ probe: 'admin-drain' });
+  const half = Math.floor(body.length / 2);
+  socket.write(`POST /tollgate/admin/health HTTP/1.1\r\nhost: admin\r\nauthorization: Bearer ${ADMIN_KEY}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, half)}`);
+  const chunks: Buffer[] = [];
+  socket.on('data', (c: Buffer) => chunks.push(c));
+  const answer = new Promise<string>((resolve) => {
+    socket.once('close', () => resolve(Buffer.concat(chunks).toString()));
+    socket.once('error', () => {});
+  });
+  return {
+    finish: () => {
+      if (!socket.destroyed) socket.end(body.slice(half));
+    },
+    answer,
+  };
+}
+
 describe('graceful shutdown', { concurrency: true }, () => {
+  test('SIGTERM: an admin request in flight completes too, then the process exits 0', async (t) => {
+    const gw = await start({ min_drain_secs: 0, drain_timeout_secs: 10 }, true);
+    t.after(() => gw.stop());
+    const held = await slowAdminRequest(gw);
+    // Let the head reach the admin app, so the request is in flight when the signal lands.
+    await new Promise((r) => setTimeout(r, 200));
+    gw.signal('SIGTERM');
+    // Past the point where the drain found the proxy listener idle and went on.
+    await new Promise((r) => setTimeout(r, 800));
+    held.finish();
+    const answer = await held.answer;
+    // The route serves GET only: the admin app's own 404 proves the request reached its end.
+    assert.match(answer, /^HTTP\/1\.1 404 /, `the admin request was cut: ${JSON.stringify(answer)}\n${gw.stderrText()}`);
+    assert.match(answer, /"error_msg":"not found"/);
+    const exit = await exitWithin(gw, 5_000);
+    assert.deepEqual(exit, { code: 0, signal: null }, gw.stderrText());
+  });
+
+  test('drain_timeout_secs bounds the wait for an admin request too', async (t) => {
+    const gw = await start({ min_drain_secs: 0, drain_timeout_secs: 1 }, true);
+    t.after(() => gw.stop());
+    const held = await slowAdminRequest(gw);
+    await new Promise((r) => setTimeout(r, 200));
+    const signalledAt = Date.now();
+    gw.signal('SIGTERM');
+    const exit = await exitWithin(gw, 5_000);
+    const elapsed = Date.now() - signalledAt;
+    assert.deepEqual(exit, { code: 0, signal: null }, gw.stderrText());
+    assert.ok(elapsed >= 900 && elapsed < 4000, `exited ${elapsed} ms after SIGTERM; expected about the 1 s drain timeout`);
+    assert.equal(await held.answer, '', 'the never-finished admin request is cut without an answer');
+  });
+
   test('SIGTERM: probes 503 at once, the in-flight request completes with 200, exit 0', async (t) => {
     const gw = await start({ min_drain_secs: 1, drain_timeout_secs: 10 });
     t.after(() => gw.stop());
