@@ -64,7 +64,9 @@ test('past the in-flight cap a request is shed with 503 overloaded; probes still
   const anthropic = new Anthropic({ apiKey: KEY, baseURL: gw.proxyUrl, maxRetries: 0 });
   await assert.rejects(
     anthropic.messages.create({ model: 'fast', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }),
-    (e: unknown) => e instanceof Anthropic.APIError && e.status === 503 && (e.error as { type: string }).type === 'error',
+    // reference/ai-gateway.md §5.3: a 503 is `overloaded_error` in the Messages envelope.
+    (e: unknown) => e instanceof Anthropic.APIError && e.status === 503 && (e.error as { type: string }).type === 'error'
+      && (e.error as { error: { type: string } }).error.type === 'overloaded_error',
   );
 
   for (const probe of ['/livez', '/readyz']) {

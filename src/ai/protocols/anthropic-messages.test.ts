@@ -86,7 +86,7 @@ test('status maps to the documented Messages error types', () => {
     400: 'invalid_request_error', 401: 'authentication_error', 402: 'billing_error', 403: 'permission_error',
     404: 'not_found_error', 405: 'invalid_request_error', 408: 'timeout_error', 413: 'request_too_large',
     422: 'invalid_request_error', 429: 'rate_limit_error', 500: 'api_error', 501: 'api_error', 502: 'api_error',
-    503: 'api_error', 504: 'timeout_error', 529: 'overloaded_error',
+    503: 'overloaded_error', 504: 'timeout_error', 529: 'overloaded_error',
   };
   for (const [status, type] of Object.entries(table)) assert.equal(anthropicErrorType(Number(status)), type, `status ${status}`);
 });
@@ -100,7 +100,9 @@ test('gateway errors render in the Messages envelope with the type of their stat
     request_too_large: 'request_too_large',
     upstream_error: 'api_error',
     upstream_timeout: 'timeout_error',
-    provider_unavailable: 'api_error',
+    provider_unavailable: 'overloaded_error',
+    overloaded: 'overloaded_error',
+    shutting_down: 'overloaded_error',
     internal_error: 'api_error',
   };
   for (const [code, type] of Object.entries(expect)) {

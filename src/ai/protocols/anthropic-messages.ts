@@ -144,7 +144,12 @@ export const ANTHROPIC_ERROR_TYPES: ReadonlySet<string> = new Set([
   'overloaded_error',
 ]);
 
-/** The Messages error type for an HTTP status. */
+/**
+ * The Messages error type for an HTTP status: the reference gateway's table (reference/ai-gateway.md
+ * §5.3; spec 2 §7 leaves the types open), so a 503 the gateway answers itself (load shedding,
+ * shutdown, no usable target) is `overloaded_error`, and Anthropic's own 529 is too. An upstream
+ * 5xx reaches the caller as a 502 (`api_error`), keeping an Anthropic upstream's own type.
+ */
 export function anthropicErrorType(status: number): string {
   switch (status) {
     case 401:
@@ -162,6 +167,7 @@ export function anthropicErrorType(status: number): string {
     case 408:
     case 504:
       return 'timeout_error';
+    case 503:
     case 529:
       return 'overloaded_error';
     default:
