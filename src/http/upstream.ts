@@ -286,7 +286,7 @@ export class UpstreamResponse extends EventEmitter {
    * Deliver the body decoded from its `content-encoding` (gzip, deflate, br, zstd), for a reader
    * of its text; the encoding and length headers go. False, and nothing changed, for an encoding
    * it cannot decode. A body that does not decode fails as a broken connection would, with
-   * `undecodable` set.
+   * `undecodable` set, and the exchange is ended (the upstream is not left sending the rest).
    */
   decodeBody(): boolean {
     const header = this.headers['content-encoding'];
@@ -307,6 +307,9 @@ export class UpstreamResponse extends EventEmitter {
     decoder.once('error', (err) => {
       this.undecodable = `upstream body is not valid ${encoding}`;
       this.fail(err);
+      // Unlike a broken connection, this one still carries the rest of the body, which nobody will
+      // read: end the exchange, or an upstream stream keeps its connection until the upstream ends.
+      if (!this.complete) this.controller.abort(err);
     });
     // What arrived before is still encoded.
     const held = this.pending;

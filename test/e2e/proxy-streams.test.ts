@@ -196,6 +196,18 @@ test('a body that does not decode from its content-encoding is upstream_decode (
   assert.equal(access?.error_kind, 'upstream_decode');
 });
 
+test('a body that does not decode ends the upstream exchange: an upstream still sending is cut, not left streaming', async () => {
+  for (const stream of [false, true]) {
+    mock.reset();
+    // Bad from its first bytes, then ~3 s more of them unless the gateway hangs up.
+    const rest = Array.from({ length: 60 }, () => 'still not gzip');
+    mock.script({ headers: { 'content-type': stream ? 'text/event-stream' : 'application/json', 'content-encoding': 'gzip' }, chunks: ['this is not gzip at all', ...rest], chunkDelayMs: 50 });
+    const res = await postStream({ body: JSON.stringify({ model: 'fast', messages: hi, stream }) });
+    assert.equal(res.status, 502, await res.text());
+    await waitFor(`the upstream request cut (stream: ${stream})`, () => mock.aborted === 1, 1500);
+  }
+});
+
 // ---- failures before the head ----
 
 test('no first event within upstream.stream_timeout_ms: 504, not a 200 stream', async () => {
