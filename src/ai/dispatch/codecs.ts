@@ -71,18 +71,9 @@ export function parseObject(text: string): Record<string, unknown> | undefined {
 /** Replace a top-level string member without re-serialising the rest; undefined if not an object. */
 export function spliceModel(text: string, alias: string): string | undefined {
   const model = findTopLevelMember(text, 'model');
-  if (model === undefined) return isJsonObject(text) ? text : undefined;
+  if (model === undefined) return parseObject(text) === undefined ? undefined : text;
   if (text.charCodeAt(model.start) !== 34) return text;
   return text.slice(0, model.start) + JSON.stringify(alias) + text.slice(model.end);
-}
-
-export function isJsonObject(text: string): boolean {
-  try {
-    const v: unknown = JSON.parse(text);
-    return v !== null && typeof v === 'object' && !Array.isArray(v);
-  } catch {
-    return false;
-  }
 }
 
 class OpenAINativeRelay implements NativeRelay {
