@@ -343,6 +343,24 @@ describe('closing', () => {
     }
   });
 
+  test('closing the set waits for an exporter an update removed: its export in flight is accounted for, its connection closed', async () => {
+    const collector = await startSilentCollector();
+    try {
+      const hooks = recorder();
+      const set = new OtlpExporterSet(hooks, { flushMs: 60_000, batchSize: 3 });
+      set.update([{ name: 'silent', endpoint: collector.url, headers: {}, sampleRate: 1 }]);
+      for (let i = 0; i < 3; i++) set.emit(event({ request_id: `r${i}` }));
+      await until('the export is in flight', 2000, () => collector.accepted() === 1);
+      set.update([]);
+      // Shutdown right after the reload: the removed exporter is still in its grace.
+      await set.close();
+      assert.deepEqual(hooks.drops, [['exporter_closed', 3]]);
+      await until('the connection to the collector is closed', 1000, () => collector.open() === 0);
+    } finally {
+      await collector.close();
+    }
+  });
+
   test('a closed exporter leaves no kept-alive connection to its collector', async () => {
     const sockets = new Set<net.Socket>();
     const server = http.createServer((req, res) => {

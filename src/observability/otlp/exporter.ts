@@ -409,6 +409,8 @@ export class OtlpExporterSet implements UsageSink {
   private readonly version: string;
   private running = new Map<string, { key: string; exporter: OtlpHttpExporter }>();
   private list: OtlpHttpExporter[] = [];
+  /** Exporters an update removed or replaced, still in their close grace: shutdown waits for them. */
+  private readonly retiring = new Set<Promise<void>>();
   /** The largest content_max_bytes of the full-mode exporters; 0 when none. */
   private captureLimit = 0;
 
@@ -426,7 +428,7 @@ export class OtlpExporterSet implements UsageSink {
       next.set(c.name, old !== undefined && old.key === key ? old : { key, exporter: new OtlpHttpExporter(c, this.hooks, this.tuning, this.version) });
     }
     for (const [name, old] of this.running) {
-      if (next.get(name) !== old) void old.exporter.close();
+      if (next.get(name) !== old) this.retire(old.exporter);
     }
     this.running = next;
     this.list = [...next.values()].map((v) => v.exporter);
@@ -448,7 +450,13 @@ export class OtlpExporterSet implements UsageSink {
     for (const e of this.list) e.emit(event, content);
   }
 
+  /** Close the running exporters, and wait for the ones updates retired to finish closing. */
   async close(graceMs = 2000): Promise<void> {
-    await Promise.all(this.list.map((e) => e.close(graceMs)));
+    await Promise.all([...this.list.map((e) => e.close(graceMs)), ...this.retiring]);
+  }
+
+  private retire(exporter: OtlpHttpExporter): void {
+    const closing: Promise<void> = exporter.close().finally(() => this.retiring.delete(closing));
+    this.retiring.add(closing);
   }
 }
