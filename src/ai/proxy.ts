@@ -194,8 +194,9 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       return;
     }
     ctx.endpoint = path;
-    const handler = r.methods.get(req.method ?? 'GET');
     const codec = r.codec;
+    res.setHeader(codec.requestIdHeader, ctx.requestId);
+    const handler = r.methods.get(req.method ?? 'GET');
     if (handler === undefined) {
       fail(ctx, codec, new GatewayError('method_not_allowed', `method ${req.method} is not allowed on ${path}`, { headers: { allow: r.allow }, publicCode: null }));
       return;
@@ -222,8 +223,10 @@ function shed(ctx: RequestContext, url: string, max: number): void {
   const path = q < 0 ? local : local.slice(0, q);
   const r = ROUTES.get(path);
   if (r !== undefined) ctx.endpoint = path;
+  const codec = r?.codec ?? openAIChatCodec;
+  ctx.res.setHeader(codec.requestIdHeader, ctx.requestId);
   const message = `the gateway is serving its limit of ${max} requests at once; retry later`;
-  fail(ctx, r?.codec ?? openAIChatCodec, new GatewayError('overloaded', message, { headers: { 'retry-after': '1' } }));
+  fail(ctx, codec, new GatewayError('overloaded', message, { headers: { 'retry-after': '1' } }));
 }
 
 function isProbe(url: string): boolean {

@@ -39,6 +39,12 @@ export interface NativeRelay {
 
 export interface CallerCodec {
   readonly protocol: WireProtocol;
+  /**
+   * The response header this protocol's SDK reads its request id from (`_request_id`,
+   * `error.request_id` / `requestID`): the gateway's request id goes there too, so a caller's
+   * logged id is the one the access log and usage events carry.
+   */
+  readonly requestIdHeader: string;
   errorBody(err: GatewayError): unknown;
   streamErrorFrame(err: GatewayError): string;
   toCanonical(request: Record<string, unknown>): Record<string, unknown>;
@@ -104,6 +110,7 @@ class OpenAINativeRelay implements NativeRelay {
 
 export const openAIChatCodec: CallerCodec = {
   protocol: 'openai-chat',
+  requestIdHeader: 'x-request-id',
   errorBody: openAIErrorBody,
   streamErrorFrame: openAIStreamErrorFrame,
   toCanonical: (request) => request,

@@ -38,6 +38,7 @@ class MessagesNativeRelay implements NativeRelay {
 
 export const anthropicMessagesCodec: CallerCodec = {
   protocol: 'anthropic-messages',
+  requestIdHeader: 'request-id',
   errorBody: anthropicErrorBody,
   streamErrorFrame: anthropicStreamErrorFrame,
   toCanonical: (request) => messagesRequestToChat(request as MessagesRequest),
