@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { headerValue, parseRetryAfter } from './http-headers.ts';
+import { headerValue, parseRetryAfter, retryAfterMsOf } from './http-headers.ts';
 
 test('parseRetryAfter reads seconds and HTTP dates, in ms; rejects negatives and junk', () => {
   const now = Date.parse('2026-01-01T00:00:00Z');
@@ -18,4 +18,14 @@ test('headerValue takes the first of repeated headers', () => {
   assert.equal(headerValue({ a: ['1', '2'] }, 'a'), '1');
   assert.equal(headerValue({ a: '3' }, 'a'), '3');
   assert.equal(headerValue({}, 'a'), undefined);
+});
+
+test('retryAfterMsOf prefers a readable retry-after-ms over Retry-After', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  assert.equal(retryAfterMsOf({ 'retry-after-ms': '250', 'retry-after': '1' }, now), 250);
+  assert.equal(retryAfterMsOf({ 'retry-after-ms': '12.6' }, now), 13);
+  assert.equal(retryAfterMsOf({ 'retry-after-ms': 'soon', 'retry-after': '2' }, now), 2000);
+  assert.equal(retryAfterMsOf({ 'retry-after-ms': '-5', 'retry-after': '2' }, now), 2000);
+  assert.equal(retryAfterMsOf({ 'retry-after': '3' }, now), 3000);
+  assert.equal(retryAfterMsOf({}, now), undefined);
 });

@@ -16,3 +16,16 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
+
+/**
+ * An upstream's retry hint in ms: `retry-after-ms` (sent by Azure OpenAI, and read first by the
+ * OpenAI and Anthropic SDKs) when it is a non-negative number, else `Retry-After`.
+ */
+export function retryAfterMsOf(headers: HeaderRecord, now = Date.now()): number | undefined {
+  const ms = headerValue(headers, 'retry-after-ms');
+  if (ms !== undefined && ms.trim() !== '') {
+    const n = Number(ms);
+    if (Number.isFinite(n) && n >= 0) return Math.round(n);
+  }
+  return parseRetryAfter(headerValue(headers, 'retry-after'), now);
+}

@@ -179,3 +179,31 @@ describe('SDK stream helpers', () => {
     assert.deepEqual(final.choices.map((c) => [c.index, c.message.content, c.finish_reason]), [[0, 'first', 'length'], [1, 'second', 'stop']]);
   });
 });
+
+describe('retry hints: an upstream 429 tells the SDK when to retry', () => {
+  for (const family of FAMILIES) {
+    it(`a retry-after-ms only upstream (${family}): both SDKs get the hint, exact and in seconds, and retry once it passed`, async () => {
+      // Azure OpenAI style: a sub-second hint in retry-after-ms. Without a hint, the SDKs back
+      // off on their own schedule; with Retry-After rounded up, they would wait a whole second.
+      const limited = errorReplyFor(429, 'rate_limit_error', 'slow down', { 'retry-after-ms': '300' });
+      mock.setFallback(limited);
+      const e1 = await openai.chat.completions.create({ model: modelFor(family), messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      assert.ok(e1 instanceof OpenAI.RateLimitError);
+      assert.equal(e1.headers?.get('retry-after-ms'), '300');
+      assert.equal(e1.headers?.get('retry-after'), '1');
+      const e2 = await anthropic.messages.create({ model: modelFor(family), max_tokens: 16, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      assert.ok(e2 instanceof Anthropic.RateLimitError);
+      assert.equal(e2.headers?.get('retry-after-ms'), '300');
+
+      mock.reset();
+      mock.script(limited);
+      mock.setFallback(replyFor({ text: 'after the wait' }));
+      const retrying = new OpenAI({ apiKey: CALLER_KEY, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 1 });
+      const started = Date.now();
+      const r = await retrying.chat.completions.create({ model: modelFor(family), messages: [{ role: 'user', content: 'x' }] });
+      assert.equal(r.choices[0].message.content, 'after the wait');
+      assert.equal(mock.requests.length, 2);
+      assert.ok(Date.now() - started >= 290, 'the SDK waited the hinted time');
+    });
+  }
+});

@@ -27,7 +27,7 @@ test('an empty 4xx body reads as the status line', () => {
 });
 
 test('429 relays Retry-After in seconds', () => {
-  assert.deepEqual(upstreamStatusError(429, { ...empty, retryAfterMs: 1500 }, KEY).headers, { 'retry-after': '2' });
+  assert.deepEqual(upstreamStatusError(429, { ...empty, retryAfterMs: 1500 }, KEY).headers, { 'retry-after': '2', 'retry-after-ms': '1500' });
 });
 
 test('5xx becomes 502 with the status line only', () => {

@@ -20,12 +20,16 @@ export function withoutKey(text: string, key: string): string {
 /**
  * Upstream 4xx keep their status and the upstream's own message (the provider key masked), type,
  * param and code; 5xx (and anything else that is not a success) become 502 with the status line
- * only, so provider internals never leak; 429 relays Retry-After.
+ * only, so provider internals never leak; 429 relays the retry hint (Retry-After, retry-after-ms).
  */
 export function upstreamStatusError(status: number, c: ClassifiedError, key: string): GatewayError {
   if (status >= 400 && status < 500) {
     const headers: Record<string, string> = {};
-    if (status === 429 && c.retryAfterMs !== undefined) headers['retry-after'] = String(Math.ceil(c.retryAfterMs / 1000));
+    if (status === 429 && c.retryAfterMs !== undefined) {
+      headers['retry-after'] = String(Math.ceil(c.retryAfterMs / 1000));
+      // Both SDKs read this first: a sub-second hint is kept exact rather than rounded up.
+      headers['retry-after-ms'] = String(c.retryAfterMs);
+    }
     return new GatewayError('upstream_error', c.message === undefined ? statusLine(status) : withoutKey(c.message, key), {
       status,
       type: c.type ?? 'upstream_error',

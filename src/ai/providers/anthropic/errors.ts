@@ -2,7 +2,7 @@
 // `{type:"error", error:{type, message}}`; overload (529 `overloaded_error`) and every 5xx retry.
 import { readAnthropicError } from '../../protocols/anthropic-messages.ts';
 import type { ClassifiedError } from '../contract.ts';
-import { headerValue, parseRetryAfter } from '../../../lib/http-headers.ts';
+import { retryAfterMsOf } from '../../../lib/http-headers.ts';
 
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
@@ -25,7 +25,7 @@ export function classifyAnthropicError(status: number, body: string, headers: He
   return {
     errorClass,
     retryable,
-    retryAfterMs: parseRetryAfter(headerValue(headers, 'retry-after')),
+    retryAfterMs: retryAfterMsOf(headers),
     message: fields?.message,
     type: fields?.type,
     code: null,

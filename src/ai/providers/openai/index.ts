@@ -2,7 +2,7 @@
 // Completions wire format at its own `api_base` (an OpenAI-compatible vendor is configuration).
 import { readOpenAIError } from '../../protocols/openai-chat.ts';
 import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation, ProviderKeyView } from '../contract.ts';
-import { headerValue, parseRetryAfter } from '../../../lib/http-headers.ts';
+import { retryAfterMsOf } from '../../../lib/http-headers.ts';
 import { trimApiBase } from '../api-base.ts';
 
 export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1';
@@ -87,7 +87,7 @@ function classifyError(
   return {
     errorClass,
     retryable: status >= 500 || status === 408,
-    retryAfterMs: parseRetryAfter(headerValue(headers, 'retry-after')),
+    retryAfterMs: retryAfterMsOf(headers),
     message: fields?.message,
     type: fields?.type,
     code: fields?.code,
