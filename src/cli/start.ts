@@ -12,7 +12,7 @@ import { createReloader } from './reload.ts';
 import { createLogger, flushLogger, type Logger } from '../observability/logger.ts';
 import { observabilitySinks } from '../observability/wiring.ts';
 import { HealthTracker } from '../ai/dispatch/health.ts';
-import { healthKeys } from '../ai/dispatch/groups.ts';
+import { healthTargets } from '../ai/dispatch/groups.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { UsageSink } from '../observability/usage-events.ts';
 import { createDebugHandler } from '../observability/debug-server.ts';
@@ -59,7 +59,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   const apply = (resources: Resources, count: number): void => {
     const s = snapshots.install(resources, count);
     // Health follows targets across reloads; removed models and group targets are forgotten.
-    health.retain(healthKeys(s));
+    health.retain(healthTargets(s));
     lifecycle.ready = true;
     metrics.configGeneration.set(s.generation);
     metrics.configLastReloadSuccessful.set(1);
@@ -236,8 +236,18 @@ async function startAdmin(config: GatewayConfig, status: () => { generation: num
   return { app, address: bound, drain };
 }
 
-/** `/status/models`: per-target health (cooldowns, failures, in-flight, latency) by model. */
+/**
+ * `/status/models`: per-target health (cooldowns, failures, in-flight, latency) by model. A group
+ * target served by a wildcard model is keyed `<model id>#<upstream model>`: its row names the
+ * wildcard model and the upstream model it resolved to.
+ */
 function modelStatus(health: HealthTracker, snapshots: SnapshotHolder) {
-  const names = new Map((snapshots.current?.resources.models ?? []).map((m) => [m.id, m.display_name]));
-  return { models: health.snapshot().map((row) => ({ model: names.get(row.key) ?? null, ...row })) };
+  const current = snapshots.current;
+  const targets = current === undefined ? undefined : healthTargets(current);
+  return {
+    models: health.snapshot().map((row) => {
+      const t = targets?.get(row.key);
+      return { model: t?.model ?? null, upstream_model: t?.upstreamModel ?? null, ...row };
+    }),
+  };
 }

@@ -60,9 +60,13 @@ async function ask(model: string): Promise<string | null> {
   return res.headers.get('x-tollgate-served-by');
 }
 
-async function healthKeys(): Promise<string[]> {
+async function healthRows(): Promise<any[]> {
   const status: any = await (await fetch(`${gw.metricsUrl}/status/models`)).json();
-  return status.models.map((m: any) => m.key);
+  return status.models;
+}
+
+async function healthKeys(): Promise<string[]> {
+  return (await healthRows()).map((m: any) => m.key);
 }
 
 async function reload(doc: object): Promise<void> {
@@ -85,7 +89,15 @@ describe('target health across reloads', () => {
     failing('bad');
     assert.equal(await ask('g'), 'ok');
     assert.deepEqual(calledModels(), ['bad', 'ok-up']);
-    assert.ok((await healthKeys()).includes(`${WILD}#bad`));
+    const rows = await healthRows();
+    const wildRow = rows.find((m) => m.key === `${WILD}#bad`);
+    assert.ok(wildRow, JSON.stringify(rows));
+    assert.equal(wildRow.model, 'wild/*', 'the row of a wildcard target names its model');
+    assert.equal(wildRow.upstream_model, 'bad');
+    assert.ok(wildRow.cooling_down_until !== null);
+    const okRow = rows.find((m) => m.model === 'ok');
+    assert.equal(okRow?.key, deriveId('models', 'ok'));
+    assert.equal(okRow?.upstream_model, 'ok-up');
 
     await reload(resources('wild/bad', 2));
     mock.reset();

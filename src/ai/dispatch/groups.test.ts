@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadResourcesText } from '../../resources/loader.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
-import { groupPlan, healthKeys } from './groups.ts';
+import { groupPlan, healthTargets } from './groups.ts';
 
 const YAML = `
 _format_version: "1"
@@ -78,14 +78,24 @@ test('the plan is compiled once per group entry; group retry settings come from 
 
 test('health keys: every model id and every group target key, nested and wildcard targets included', () => {
   const snapshot = snapshotOf(YAML);
-  const keys = healthKeys(snapshot);
+  const keys = healthTargets(snapshot);
   const ids = snapshot.resources.models.map((m) => m.id);
   for (const id of ids) assert.ok(keys.has(id), id);
   for (const t of plan().state.config.targets) assert.ok(keys.has(t.key), t.key);
   const wild = snapshot.resolveModel('w-x')!.entry.id;
-  assert.deepEqual([...keys].filter((k) => k.includes('#')).sort(), [`${wild}#x`, `${wild}#y`]);
+  assert.deepEqual([...keys.keys()].filter((k) => k.includes('#')).sort(), [`${wild}#x`, `${wild}#y`]);
   // A target taken out of the groups is no live key any more.
-  const fewer = healthKeys(snapshotOf(YAML.replace(', { model: w-y }', '')));
+  const fewer = healthTargets(snapshotOf(YAML.replace(', { model: w-y }', '')));
   assert.ok(!fewer.has(`${wild}#y`));
   assert.ok(fewer.has(`${wild}#x`));
+});
+
+test('health targets name the model of each key: a wildcard target its model and upstream model', () => {
+  const snapshot = snapshotOf(YAML);
+  const targets = healthTargets(snapshot);
+  const id = (name: string) => snapshot.resolveModel(name)!.entry.id;
+  assert.deepEqual(targets.get(`${id('w-x')}#x`), { model: 'w-*', upstreamModel: 'x' });
+  assert.deepEqual(targets.get(id('w-x')), { model: 'w-*', upstreamModel: null });
+  assert.deepEqual(targets.get(id('a')), { model: 'a', upstreamModel: 'up-a' });
+  assert.deepEqual(targets.get(id('outer')), { model: 'outer', upstreamModel: null });
 });

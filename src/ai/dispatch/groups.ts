@@ -25,6 +25,7 @@ export interface GroupPlan {
 
 const plans = new WeakMap<ModelEntry, GroupPlan>();
 const directPolicies = new WeakMap<ModelEntry, CooldownPolicy>();
+const healthTargetsBySnapshot = new WeakMap<Snapshot, ReadonlyMap<string, HealthTarget>>();
 
 /** The cooldown policy of a direct model (defaults when it has no `cooldown` block). */
 export function directCooldown(entry: ModelEntry): CooldownPolicy {
@@ -104,22 +105,34 @@ export function groupPlan(snapshot: Snapshot, group: ModelEntry, deploymentRetri
   return plan;
 }
 
+/** What a health key stands for: the model (display name) and the upstream model, when one. */
+export interface HealthTarget {
+  readonly model: string;
+  /** The upstream model a request under this key goes to; null for a direct wildcard model. */
+  readonly upstreamModel: string | null;
+}
+
 /**
- * Every health key `snapshot` can route to: each model id (direct calls, wildcard ones included,
- * are keyed by id) and each group target's key, which for a wildcard target names the upstream
- * model too. Health for any other key belongs to a target the snapshot no longer has.
+ * Every health key `snapshot` can route to, with the model it names: each model id (direct calls,
+ * wildcard ones included, are keyed by id) and each group target's key, which for a wildcard
+ * target names the upstream model too. Health for any other key belongs to a target the snapshot
+ * no longer has.
  */
-export function healthKeys(snapshot: Snapshot): Set<string> {
-  const keys = new Set<string>();
+export function healthTargets(snapshot: Snapshot): ReadonlyMap<string, HealthTarget> {
+  const cached = healthTargetsBySnapshot.get(snapshot);
+  if (cached !== undefined) return cached;
+  const targets = new Map<string, HealthTarget>();
   for (const m of snapshot.resources.models) {
-    keys.add(m.id);
     const entry = snapshot.resolveModel(m.display_name)?.entry;
+    const direct = entry !== undefined && entry.kind === 'direct' && !entry.glob.wildcard;
+    targets.set(m.id, { model: m.display_name, upstreamModel: direct ? entry.modelName ?? entry.name : null });
     if (entry === undefined || entry.id !== m.id || entry.kind !== 'group') continue;
-    const targets: GroupTarget[] = [];
-    flatten(snapshot, entry, 0, {}, undefined, new Set(), targets);
-    for (const t of targets) keys.add(t.key);
+    const flat: GroupTarget[] = [];
+    flatten(snapshot, entry, 0, {}, undefined, new Set(), flat);
+    for (const t of flat) targets.set(t.key, { model: t.entry.name, upstreamModel: t.upstreamModel });
   }
-  return keys;
+  healthTargetsBySnapshot.set(snapshot, targets);
+  return targets;
 }
 
 export { directRetries };

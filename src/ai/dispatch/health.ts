@@ -231,7 +231,7 @@ export class HealthTracker implements HealthReader {
   }
 
   /** Forget targets no longer configured (call after a snapshot swap); in-flight ones stay. */
-  retain(live: ReadonlySet<string>): void {
+  retain(live: { has(key: string): boolean }): void {
     for (const [key, e] of this.#entries) {
       if (!live.has(key) && e.inFlight === 0) this.#entries.delete(key);
     }
