@@ -394,6 +394,45 @@ test('upstream.timeout_ms bounds the whole non-streaming request, not only the w
   assert.equal(err.code, 'upstream_timeout');
 });
 
+// reference/ai-gateway.md §5.3 / §5.5 (spec 2 §7 leaves the types open): on /v1/messages the type
+// follows the status — 400/422 invalid_request_error, 401, 403, 404, 408 timeout_error, 413, 429,
+// 503 overloaded_error — and every other status is api_error: a 504 timeout, a 402, a 405, a 409.
+test('/v1/messages: statuses outside the reference table are api_error (504 timeout, 402, 405, 409)', async () => {
+  const postMessages = (init: RequestInit = {}) => fetch(`${gw.proxyUrl}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...auth },
+    body: JSON.stringify({ model: 'fast', max_tokens: 8, messages: hi }),
+    ...init,
+  });
+  const anthropicError = async (res: Response, status: number) => {
+    const text = await res.text();
+    assert.equal(res.status, status, text);
+    const body = JSON.parse(text);
+    assert.equal(body.type, 'error', text);
+    return body.error as { type: string; message: string };
+  };
+
+  for (const status of [402, 409]) {
+    mock.script({ status, json: { error: { message: `upstream said ${status}`, type: 'insufficient_quota', param: null, code: null } } });
+    const relayed = await anthropicError(await postMessages(), status);
+    assert.equal(relayed.type, 'api_error', `upstream ${status}`);
+    assert.equal(relayed.message, `upstream said ${status}`);
+  }
+
+  const wrongMethod = await anthropicError(await postMessages({ method: 'GET', body: undefined }), 405);
+  assert.equal(wrongMethod.type, 'api_error');
+
+  mock.script({ status: 422, json: { error: { message: 'unprocessable', type: 'invalid_request_error', param: null, code: null } } });
+  assert.equal((await anthropicError(await postMessages(), 422)).type, 'invalid_request_error');
+
+  // Last: the timed-out exchange closes the kept-alive upstream connection, as the tests after this
+  // one expect (a reset on a reused connection is resent once).
+  mock.script({ delayHeadersMs: TIMEOUT_MS * 4, json: {} });
+  const timedOut = await anthropicError(await postMessages(), 504);
+  assert.equal(timedOut.type, 'api_error');
+  assert.equal(timedOut.message, `upstream request timed out after ${TIMEOUT_MS}ms`);
+});
+
 test('an unreachable upstream (connection refused) is 502', async () => {
   const res = await postChat({ model: 'unreachable', messages: hi });
   const raw = await res.clone().text();

@@ -81,12 +81,12 @@ test('count_tokens bodies need no max_tokens but get every other check', () => {
   rejects(p, { model: 'm', messages: [], system: 1 }, 'invalid_request', 'system', /'system'/);
 });
 
-test('status maps to the documented Messages error types', () => {
+test('status maps to the Messages error types of the reference table (reference/ai-gateway.md §5.3)', () => {
   const table: Record<number, string> = {
-    400: 'invalid_request_error', 401: 'authentication_error', 402: 'billing_error', 403: 'permission_error',
-    404: 'not_found_error', 405: 'invalid_request_error', 408: 'timeout_error', 413: 'request_too_large',
-    422: 'invalid_request_error', 429: 'rate_limit_error', 500: 'api_error', 501: 'api_error', 502: 'api_error',
-    503: 'overloaded_error', 504: 'timeout_error', 529: 'overloaded_error',
+    400: 'invalid_request_error', 401: 'authentication_error', 402: 'api_error', 403: 'permission_error',
+    404: 'not_found_error', 405: 'api_error', 408: 'timeout_error', 409: 'api_error', 413: 'request_too_large',
+    415: 'api_error', 422: 'invalid_request_error', 429: 'rate_limit_error', 500: 'api_error', 501: 'api_error',
+    502: 'api_error', 503: 'overloaded_error', 504: 'api_error', 529: 'overloaded_error',
   };
   for (const [status, type] of Object.entries(table)) assert.equal(anthropicErrorType(Number(status)), type, `status ${status}`);
 });
@@ -99,7 +99,8 @@ test('gateway errors render in the Messages envelope with the type of their stat
     invalid_role: 'invalid_request_error',
     request_too_large: 'request_too_large',
     upstream_error: 'api_error',
-    upstream_timeout: 'timeout_error',
+    upstream_timeout: 'api_error',
+    method_not_allowed: 'api_error',
     provider_unavailable: 'overloaded_error',
     overloaded: 'overloaded_error',
     shutting_down: 'overloaded_error',
@@ -122,6 +123,13 @@ test('gateway errors render in the Messages envelope with the type of their stat
 test('a type relayed from an Anthropic upstream is kept; other relayed types are not', () => {
   const overloaded = new GatewayError('upstream_error', 'Overloaded', { status: 502, type: 'overloaded_error' });
   assert.deepEqual(anthropicErrorBody(overloaded), { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+  // Statuses outside the reference table are api_error, so an Anthropic upstream's own type wins there.
+  const billing = new GatewayError('upstream_error', 'credit balance too low', { status: 402, type: 'billing_error' });
+  assert.equal(anthropicErrorBody(billing).error.type, 'billing_error');
+  const timeout = new GatewayError('upstream_error', 'timed out', { status: 504, type: 'timeout_error' });
+  assert.equal(anthropicErrorBody(timeout).error.type, 'timeout_error');
+  const openai402 = new GatewayError('upstream_error', 'quota', { status: 402, type: 'insufficient_quota' });
+  assert.equal(anthropicErrorBody(openai402).error.type, 'api_error');
   const rate = new GatewayError('upstream_error', 'slow down', { status: 429, type: 'rate_limit_error' });
   assert.equal(anthropicErrorBody(rate).error.type, 'rate_limit_error');
   const openaiType = new GatewayError('upstream_error', 'nope', { status: 400, type: 'server_error' });

@@ -146,32 +146,35 @@ export const ANTHROPIC_ERROR_TYPES: ReadonlySet<string> = new Set([
 
 /**
  * The Messages error type for an HTTP status: the reference gateway's table (reference/ai-gateway.md
- * §5.3; spec 2 §7 leaves the types open), so a 503 the gateway answers itself (load shedding,
- * shutdown, no usable target) is `overloaded_error`, and Anthropic's own 529 is too. An upstream
- * 5xx reaches the caller as a 502 (`api_error`), keeping an Anthropic upstream's own type.
+ * §5.3, applied to every error on `/v1/messages` by §5.5; spec 2 §7 leaves the types open). A 503
+ * the gateway answers itself (load shedding, shutdown, no usable target) is `overloaded_error`, and
+ * Anthropic's own 529 is too. Every status outside the table is `api_error`: a 504 timeout, a 402,
+ * a 405 or 409 (only 408 is `timeout_error`). An upstream 5xx reaches the caller as a 502
+ * (`api_error`); an Anthropic upstream's own type is kept where the status maps to `api_error`
+ * (see anthropicErrorBody), so its `billing_error` or `timeout_error` still reaches the caller.
  */
 export function anthropicErrorType(status: number): string {
   switch (status) {
+    case 400:
+    case 422:
+      return 'invalid_request_error';
     case 401:
       return 'authentication_error';
-    case 402:
-      return 'billing_error';
     case 403:
       return 'permission_error';
     case 404:
       return 'not_found_error';
+    case 408:
+      return 'timeout_error';
     case 413:
       return 'request_too_large';
     case 429:
       return 'rate_limit_error';
-    case 408:
-    case 504:
-      return 'timeout_error';
     case 503:
     case 529:
       return 'overloaded_error';
     default:
-      return status >= 400 && status < 500 ? 'invalid_request_error' : 'api_error';
+      return 'api_error';
   }
 }
 
