@@ -5,7 +5,7 @@
 // the timeout (its clock stops while the caller is the slow side); a failure after their head
 // cuts the connection (the caller sees a short body) and is recorded as 502 or 504.
 import { performance } from 'node:perf_hooks';
-import { relayChunk, writeChunk } from '../http/respond.ts';
+import { endWithBody, relayChunk, writeChunk } from '../http/respond.ts';
 import { bufferedTokenCounts } from './buffered-usage.ts';
 import { passthroughError, type PassthroughError } from './errors.ts';
 import type { PassthroughExchange } from './exchange.ts';
@@ -178,7 +178,7 @@ export function relayBody(
       ctx.responseBytes += body.length;
       ctx.downstreamFirstByteMs = ctx.elapsedMs();
       res.writeHead(status, relayedResponseHeaders(rawHeaders, ctx.requestId, { dropContentLength: false, contentLength: body.length }));
-      res.end(body);
+      endWithBody(ctx, body, body.length);
       resolve();
     });
     response.once('error', broke);

@@ -1,14 +1,17 @@
 // E2E: proxy.send_timeout_ms (docs/configuration.md). A caller that stops reading a streamed
 // answer while the upstream keeps sending is cut once it has read nothing for that long: the
 // upstream request is closed and the request is recorded 499, on the model path and on a
-// pass-through route alike. A caller that reads slowly but steadily is not cut.
+// pass-through route alike. A caller that reads slowly but steadily is not cut. A complete
+// answer of several MB (a JSON completion, a buffered pass-through body) to a caller that never
+// reads is cut the same way instead of being held until the caller closes the connection.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
-import { chatChunks, type MockUpstream } from '../harness/mock-upstream.ts';
+import { chatChunks, chatCompletion, type MockUpstream } from '../harness/mock-upstream.ts';
 import { usageOf } from '../harness/echo-upstream.ts';
+import { waitForLines } from '../harness/log-lines.ts';
 
 const KEY = 'sk-e2e-send-timeout-caller';
 const SEND_TIMEOUT_MS = 1000;
@@ -127,4 +130,86 @@ test('a caller that reads slowly but keeps reading gets the whole stream', { tim
   assert.ok(text.includes('data: [DONE]'), `stream cut after ${caller.received()} bytes: ${u.error_message}`);
   assert.ok(Date.now() - startedAt > SEND_TIMEOUT_MS, 'the stream outlasted send_timeout_ms');
   assert.equal(mock.aborted, 0);
+});
+
+/**
+ * A non-streamed request on a raw socket that never reads anything: the request id is the
+ * caller's own (x-tollgate-request-id), so the records can be found without reading the head.
+ */
+function rawNeverReading(path: string, requestId: string, body: object): { socket: net.Socket; closed: Promise<void> } {
+  const text = JSON.stringify(body);
+  const url = new URL(gw.proxyUrl);
+  const socket = net.connect(Number(url.port), url.hostname);
+  socket.pause();
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\n` +
+      `x-tollgate-request-id: ${requestId}\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+  );
+  socket.on('error', () => {});
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return { socket, closed };
+}
+
+async function inFlight(): Promise<number> {
+  const text = await (await fetch(`${gw.metricsUrl}/metrics`)).text();
+  const m = /^tollgate_proxy_in_flight_requests(?:\{[^}]*\})? (\d+)/m.exec(text);
+  assert.ok(m, 'an in-flight gauge');
+  return Number(m[1]);
+}
+
+for (const [name, path, stream] of [
+  ['a JSON completion', '/v1/chat/completions', false],
+  ['a buffered pass-through body', '/passthrough/r/v1/chat/completions', false],
+  ['a stream request the upstream answered with one JSON completion', '/v1/chat/completions', true],
+] as const) {
+  test(`${name} of 5 MB to a caller that never reads is cut after send_timeout_ms, recorded 499`, { timeout: 30_000 }, async () => {
+    mock.script({ json: chatCompletion({ content: 'x'.repeat(5 * 1024 * 1024) }) });
+    const requestId = `e2e-never-reads-${path.length}-${stream}-${Date.now()}`;
+    const sentAt = Date.now();
+    const caller = rawNeverReading(path, requestId, { model: 'fast', stream, messages: [{ role: 'user', content: 'hi' }] });
+    try {
+      const u = await usageOf(gw, requestId, SEND_TIMEOUT_MS + 5000);
+      const waited = Date.now() - sentAt;
+      assert.ok(waited >= SEND_TIMEOUT_MS - 50, `recorded after ${waited} ms`);
+      assert.equal(u.status_code, 499);
+      assert.equal(u.error_class, 'client_disconnected');
+      assert.match(u.error_message, /stopped reading/);
+      const [access] = await waitForLines(gw, 'access', (l) => l.request_id === requestId);
+      assert.equal(access.status, 499);
+      assert.equal(access.error_kind, 'client_disconnected');
+      // The gateway closed the connection: nothing of the response is held any more.
+      caller.socket.resume();
+      await caller.closed;
+      assert.equal(await inFlight(), 0);
+    } finally {
+      caller.socket.destroy();
+    }
+  });
+}
+
+test('a caller that reads a 5 MB JSON completion slowly but steadily gets all of it', { timeout: 30_000 }, async () => {
+  const content = 'x'.repeat(5 * 1024 * 1024);
+  mock.script({ json: chatCompletion({ content }) });
+  const body = JSON.stringify({ model: 'fast', messages: [{ role: 'user', content: 'hi' }] });
+  const url = new URL(gw.proxyUrl);
+  const socket = net.connect(Number(url.port), url.hostname);
+  socket.write(
+    `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${KEY}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  socket.on('error', () => {});
+  const chunks: Buffer[] = [];
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  const startedAt = Date.now();
+  // Take what the socket buffered every 50 ms (about 64 KiB: its read buffer): far shorter than
+  // send_timeout_ms between reads, and the whole read lasts longer than it.
+  const timer = setInterval(() => {
+    for (let c: Buffer | null; (c = socket.read() as Buffer | null) !== null;) chunks.push(c);
+  }, 50);
+  await closed.finally(() => clearInterval(timer));
+  const text = Buffer.concat(chunks).toString('utf8');
+  const u = await usageOf(gw, requestIdOf(text));
+  assert.equal(u.status_code, 200, u.error_message);
+  assert.ok(text.endsWith('}') && text.includes(content), `cut after ${text.length} bytes`);
+  assert.ok(Date.now() - startedAt > SEND_TIMEOUT_MS, 'the read outlasted send_timeout_ms');
 });

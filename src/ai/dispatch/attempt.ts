@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { GatewayError } from '../../lib/errors.ts';
 import type { RequestContext } from '../../http/context.ts';
-import { sendBody, startStream, writeChunk, endStream } from '../../http/respond.ts';
+import { sendBody, startStream, endStream } from '../../http/respond.ts';
 import { REQUEST_ID_HEADER } from '../../http/request-id.ts';
 import { callUpstream, compileEndpoint, readResponseBody, upstreamPools, type UpstreamEndpoint, type UpstreamResponse } from '../../http/upstream.ts';
 import type { ApiKeyEntry, ModelEntry, ProviderKeyEntry } from '../../snapshot/snapshot.ts';
@@ -219,8 +219,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
     recordUsage(ctx, answer.usage);
     ctx.downstreamFirstByteMs = ctx.elapsedMs();
     startStream(ctx, 200, { ...SSE_HEADERS });
-    writeChunk(ctx, events);
-    endStream(ctx);
+    endStream(ctx, events);
     return { ok: true };
   }
   recordUsage(ctx, answer.usage);
@@ -271,8 +270,7 @@ function answerLocal(ctx: RequestContext, call: CallerRequest, reply: { kind: 'j
     out += encoder.push(chunk);
   }
   startStream(ctx, 200, { ...SSE_HEADERS });
-  writeChunk(ctx, out + encoder.end());
-  endStream(ctx);
+  endStream(ctx, out + encoder.end());
 }
 
 /** Vendor headers the native messages path forwards: `anthropic-beta`, `anthropic-version`, ... */
