@@ -123,6 +123,44 @@ describe('file level', () => {
     assert.deepEqual(r.models.map((m) => [m.display_name, m.rate_limit?.rpm]), [['a', 5], ['b', 5]]);
   });
 
+  test('one anchor may be used any number of times (a shared rate_limit on 150 models)', () => {
+    const lines = ['_format_version: "1"', 'provider_keys: [{display_name: pk, api_key: k}]', 'models:'];
+    for (let i = 0; i < 150; i++) {
+      lines.push(`  - {display_name: m${i}, provider: openai, provider_key: pk, rate_limit: ${i === 0 ? '&rl {rpm: 5}' : '*rl'}}`);
+    }
+    const r = expectOk(loadResourcesText(lines.join('\n'), {}));
+    assert.equal(r.models.length, 150);
+    assert.equal(r.models[149].rate_limit?.rpm, 5);
+  });
+
+  test('an alias bomb is refused before it is expanded', () => {
+    const levels = ['a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (let i = 1; i < 10; i++) levels.push(`a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(', ')}]`);
+    const merges = ['m0: &m0 {k: v}'];
+    for (let i = 1; i < 40; i++) merges.push(`m${i}: &m${i} {<<: [*m${i - 1}], k${i}: [*m${i - 1}, *m${i - 1}]}`);
+    for (const body of [levels, merges]) {
+      assertErrors(loadResourcesText(['_format_version: "1"', ...body].join('\n'), {}), [
+        'yaml: aliases expand the file to more than 1000000 values; use fewer or smaller aliased nodes',
+      ]);
+    }
+  });
+
+  test('an alias inside the node it names is an error with its path, not a crash', () => {
+    assertErrors(loadResourcesText('_format_version: "1"\nmodels:\n  - &m\n    display_name: x\n    self: *m\n', {}), [
+      'yaml: models[0].self: an alias refers to a node that contains it (the value would be infinite)',
+    ]);
+    assertErrors(loadResourcesText('_format_version: "1"\nx: &a {b: {<<: *a}}\n', {}), [
+      'yaml: x.b: an alias refers to a node that contains it (the value would be infinite)',
+    ]);
+  });
+
+  test('a tag that does not apply is an error, not silently dropped', () => {
+    for (const value of ['!ENV OPENAI_KEY', '!!int abc']) {
+      const errors = expectErrors(loadResourcesText(`_format_version: "1"\nprovider_keys:\n  - display_name: x\n    api_key: ${value}\n`, {}));
+      assertError(errors, /^yaml: Unresolved tag at line 4, column 14: unsupported tag/);
+    }
+  });
+
   test('count is the number of resources across collections', () => {
     const r = loadObj({ provider_keys: [PK], models: [{ display_name: 'm', provider: 'openai', provider_key: 'pk' }] });
     assert.equal(r.ok && r.count, 2);
@@ -594,6 +632,27 @@ describe('files', () => {
     assert.equal(r.ok, false);
     assert.match(!r.ok ? r.errors[0] : '', /^file: cannot read: ENOENT: no such file or directory/);
     assert.equal(!r.ok && r.errors.length, 1);
+  });
+
+  test('a file that is not UTF-8 is refused with the line of the first bad byte; a UTF-8 BOM is fine', () => {
+    const latin1 = join(dir, 'latin1.yaml');
+    writeFileSync(latin1, Buffer.concat([
+      Buffer.from('_format_version: "1"\nprovider_keys:\n  - display_name: pk\n    api_key: "sk-'),
+      Buffer.from([0xe9, 0xff]),
+      Buffer.from('"\n'),
+    ]));
+    assertErrors(loadResourcesFile(latin1, {}), ['file: line 4 is not valid UTF-8 (save the file as UTF-8)']);
+    const utf16 = join(dir, 'utf16.yaml');
+    writeFileSync(utf16, Buffer.from('\ufeff_format_version: "1"\n', 'utf16le'));
+    assertErrors(loadResourcesFile(utf16, {}), ['file: line 1 is not valid UTF-8 (save the file as UTF-8)']);
+    const bom = join(dir, 'bom.yaml');
+    writeFileSync(bom, '\ufeff_format_version: "1"\nprovider_keys:\n  - display_name: pk\n    api_key: sk-é\n');
+    const r = expectOk(loadResourcesFile(bom, {}));
+    assert.equal(r.provider_keys[0].api_key, 'sk-é');
+  });
+
+  test('a directory is a failed load with one error', () => {
+    assertErrors(loadResourcesFile(dir, {}), ['file: cannot read: EISDIR: illegal operation on a directory, read']);
   });
 
   test('formatLoadErrors renders the header and one line per error', () => {

@@ -5,6 +5,7 @@
 // `<kind>[<i>] ("<identity>").<field path>: <message>`.
 
 import { readFileSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import { IssueList, renderIssues } from './issues.ts';
 import { parseYaml } from './yaml.ts';
 import { interpolateTree, type Env } from './interpolate.ts';
@@ -252,13 +253,38 @@ function buildResources(ctx: LoadContext): { resources: Resources; count: number
   return { resources: out as unknown as Resources, count };
 }
 
+/**
+ * The file's text, which must be UTF-8 (a UTF-8 byte order mark is dropped). Decoding leniently
+ * would turn a stray Latin-1 or UTF-16 byte into U+FFFD inside a credential or a name and load it.
+ */
+function decodeUtf8(bytes: Buffer): string | { line: number } {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    // No byte of a multi-byte sequence is a newline, so the bad sequence lies within one line.
+    let line = 1;
+    for (let start = 0; start <= bytes.length; line++) {
+      const end = bytes.indexOf(0x0a, start);
+      const stop = end < 0 ? bytes.length : end;
+      if (!isUtf8(bytes.subarray(start, stop))) return { line };
+      if (end < 0) break;
+      start = end + 1;
+    }
+    return { line };
+  }
+}
+
 /** Load a resources file. An unreadable file is a failed load with one error. */
 export function loadResourcesFile(path: string, env: Env = process.env): LoadResult {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (err) {
     return { ok: false, errors: [`file: cannot read: ${(err as Error).message}`] };
+  }
+  const text = decodeUtf8(bytes);
+  if (typeof text !== 'string') {
+    return { ok: false, errors: [`file: line ${text.line} is not valid UTF-8 (save the file as UTF-8)`] };
   }
   return loadResourcesText(text, env);
 }

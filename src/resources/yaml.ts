@@ -1,11 +1,15 @@
 // YAML text → plain JSON-like value for the resources loader. Accepts exactly one YAML 1.2
 // document (core schema, anchors/aliases and `<<` merge keys allowed). Mapping keys must be
 // strings, and values must be representable as JSON (no non-finite numbers, no binary);
-// such nodes are reported with their path and dropped. Syntax errors are reported without
+// such nodes are reported with their path and dropped. A tag the core schema cannot apply
+// (`!ENV FOO`, `!!int abc`) is an error rather than silently ignored. What aliases expand to
+// is measured before the document is built (yaml-expansion.ts), so an alias bomb fails fast
+// while a file may use one anchor any number of times. Syntax errors are reported without
 // the source excerpt the YAML library would print, because that excerpt may hold a secret.
 
 import { parseAllDocuments } from 'yaml';
-import type { FieldPath } from './issues.ts';
+import { formatPath, type FieldPath } from './issues.ts';
+import { measureExpansion } from './yaml-expansion.ts';
 
 export interface YamlIssue {
   path: FieldPath;
@@ -16,7 +20,11 @@ export type YamlParse =
   | { ok: true; value: unknown; issues: YamlIssue[] }
   | { ok: false; errors: string[] };
 
-const MAX_ALIAS_COUNT = 100;
+/**
+ * Values a document may expand to through aliases: at least this many, and never fewer than
+ * the file has characters, so only expansion (a large anchor used many times) reaches it.
+ */
+const MIN_VALUE_LIMIT = 1_000_000;
 
 /**
  * A YAML error without the source text the parser quotes after its description (`Unresolved
@@ -40,15 +48,33 @@ export function parseYaml(text: string): YamlParse {
   // An empty file parses to an empty stream (no documents), treated like an empty document.
   const list = Array.from(docs);
   const errors: string[] = [];
-  for (const doc of list) for (const e of doc.errors) errors.push(firstLine(e.message));
+  for (const doc of list) {
+    for (const e of doc.errors) errors.push(firstLine(e.message));
+    // The library keeps the plain value of a tag it cannot resolve and only warns: `!ENV FOO`
+    // would become the string "FOO", a credential that silently is not the one meant.
+    for (const w of doc.warnings) {
+      if (w.code === 'TAG_RESOLVE_FAILED') errors.push(`${firstLine(w.message)}: unsupported tag (write plain values; \${VAR} reads the environment)`);
+    }
+  }
   if (errors.length) return { ok: false, errors };
   if (list.length > 1) {
     return { ok: false, errors: [`the file must hold a single YAML document, found ${list.length}`] };
   }
   if (list.length === 0) return { ok: true, value: null, issues: [] };
+  const expansion = measureExpansion(list[0], Math.max(MIN_VALUE_LIMIT, text.length));
+  if (!expansion.ok) {
+    return {
+      ok: false,
+      errors: ['cycle' in expansion
+        ? `${formatPath(expansion.cycle).replace(/^\./, '') || 'top level'}: an alias refers to a node that contains it (the value would be infinite)`
+        : `aliases expand the file to more than ${Math.max(MIN_VALUE_LIMIT, text.length)} values; use fewer or smaller aliased nodes`],
+    };
+  }
   let raw: unknown;
   try {
-    raw = list[0].toJS({ mapAsMap: true, maxAliasCount: MAX_ALIAS_COUNT });
+    // The library's own alias guard (anchor uses times nested aliases) would refuse a file that
+    // shares one anchor among a hundred entries; the measure above bounds the real size instead.
+    raw = list[0].toJS({ mapAsMap: true, maxAliasCount: -1 });
   } catch (err) {
     return { ok: false, errors: [firstLine((err as Error).message)] };
   }
