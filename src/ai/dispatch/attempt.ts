@@ -20,7 +20,7 @@ import { liftReasoning, type OpenAIResponseOptions } from '../protocols/openai-r
 import type { AttemptErrorClass } from './retry-policy.ts';
 import { parseObject, type CallerCodec } from './codecs.ts';
 import { relayStream, SSE_HEADERS, TranslatingRelay } from './relay.ts';
-import { failureKind, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
+import { failureKind, shouldRetryOf, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
 import { recordUsage } from './usage.ts';
 
 export interface UpstreamSettings {
@@ -63,6 +63,8 @@ export interface AttemptFailure {
   /** The upstream's HTTP status, when it answered. */
   status: number | undefined;
   retryAfterMs: number | undefined;
+  /** The upstream's `x-should-retry` verdict on its error response, when it sent one. */
+  shouldRetry?: boolean;
   /** What the caller sees if no other attempt serves. */
   error: GatewayError;
 }
@@ -175,7 +177,13 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
     ctx.upstreamFirstByteMs = headMs;
     ctx.upstreamEndMs = ctx.elapsedMs();
     const classified: ClassifiedError = adapter.classifyError(status, read.ok ? read.body.toString('utf8') : '', response.headers);
-    return failed({ errorClass: classified.errorClass, status, retryAfterMs: classified.retryAfterMs, error: upstreamStatusError(status, classified, t.providerKey.view.apiKey) });
+    return failed({
+      errorClass: classified.errorClass,
+      status,
+      retryAfterMs: classified.retryAfterMs,
+      shouldRetry: shouldRetryOf(response.headers),
+      error: upstreamStatusError(status, classified, t.providerKey.view.apiKey),
+    });
   }
   const contentType = response.headers['content-type'] ?? '';
   if (call.stream && contentType.startsWith('text/event-stream')) {

@@ -173,6 +173,8 @@ export async function dispatch(ctx: RequestContext, call: CallerRequest, resolve
       // (3 gateway attempts for each of 3 SDK attempts: 9 upstream calls). The OpenAI and
       // Anthropic SDKs obey this header.
       if (ctx.attempts > 1) ctx.res.setHeader('x-should-retry', 'false');
+      // Otherwise the caller gets the upstream's own verdict, as its SDK would have calling it.
+      else if (f.shouldRetry !== undefined) ctx.res.setHeader('x-should-retry', String(f.shouldRetry));
       ctx.fail(f.errorClass, f.status !== undefined ? `upstream returned ${f.status}` : f.error.message);
       throw f.error;
     }

@@ -141,3 +141,12 @@ test('attempt kinds', () => {
   assert.equal(attemptKind('retry_same'), 'retry');
   assert.equal(attemptKind('fallback'), 'fallback');
 });
+
+test('x-should-retry: false stops same-target retries but not failover; true widens nothing', () => {
+  const retrying = retrySettings({ retries: 2 });
+  const no: AttemptFailure = { errorClass: 'upstream_status', status: 500, shouldRetry: false };
+  assert.equal(decideNext(no, retrying, fresh), 'fallback');
+  assert.equal(decideNext(no, retrying, { ...fresh, hasNextTarget: false }), 'stop');
+  assert.equal(decideNext({ ...no, shouldRetry: undefined }, retrying, fresh), 'retry_same');
+  assert.equal(decideNext({ errorClass: 'invalid_request', status: 400, shouldRetry: true }, retrying, fresh), 'stop');
+});

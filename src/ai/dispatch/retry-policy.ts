@@ -6,7 +6,10 @@
 // 5xx, 408, timeouts, transport, decode and stream-abort failures are retryable (same target,
 // then the next); 429 only with `retry_on_429`; any other 4xx stops unless its status is in
 // `fallback_on_statuses` (which falls over, never retries the same target); invalid upstream
-// config or credentials and content-filter refusals never retry.
+// config or credentials and content-filter refusals never retry. An upstream error sent with
+// `x-should-retry: false` is never retried on the same target (the provider says that exact
+// request will not succeed there); falling over to another target is still allowed. `true` does
+// not widen the policy: what the gateway repeats is the operator's `routing` settings.
 import type { ErrorClass } from '../providers/contract.ts';
 
 /** Failure vocabulary of spec 2 §6.1 (`error_class`) that an attempt can end with. */
@@ -24,6 +27,8 @@ export interface AttemptFailure {
   /** Upstream HTTP status (or the status an in-band error maps to), when there was one. */
   readonly status?: number;
   readonly retryAfterMs?: number;
+  /** The upstream's `x-should-retry` header on its error, when it sent one. */
+  readonly shouldRetry?: boolean;
 }
 
 export type Decision = 'retry_same' | 'fallback' | 'stop';
@@ -146,7 +151,7 @@ export function decideNext(f: AttemptFailure, s: RetrySettings, at: AttemptState
   const disposition = failureDisposition(f, s);
   if (disposition === 'fatal') return 'stop';
   const canFallBack = at.hasNextTarget && (s.maxFallbacks === undefined || at.fallbacksUsed < s.maxFallbacks);
-  if (disposition === 'retryable') {
+  if (disposition === 'retryable' && f.shouldRetry !== false) {
     const retries = resolveRetries(at.targetRetries, s.retries, s.deploymentRetries, canFallBack);
     const waitable = f.retryAfterMs === undefined || f.retryAfterMs <= MAX_HONOURED_RETRY_AFTER_MS;
     if (at.retriesUsed < retries && waitable) return 'retry_same';

@@ -20,7 +20,7 @@ export function withoutKey(text: string, key: string): string {
 /**
  * Upstream 4xx keep their status and the upstream's own message (the provider key masked), type,
  * param and code; 5xx (and anything else that is not a success) become 502 with the status line
- * only, so provider internals never leak; 429 relays the retry hint (Retry-After, retry-after-ms).
+ * only, so provider internals never leak (an overload keeps its type); 429 relays the retry hint (Retry-After, retry-after-ms).
  */
 export function upstreamStatusError(status: number, c: ClassifiedError, key: string): GatewayError {
   if (status >= 400 && status < 500) {
@@ -38,7 +38,21 @@ export function upstreamStatusError(status: number, c: ClassifiedError, key: str
       headers,
     });
   }
-  return new GatewayError('upstream_error', statusLine(status));
+  // An overload is the one 5xx type a caller acts on (back off, try elsewhere), and it says nothing
+  // of the provider's internals: Anthropic's 529 (and some 503s) keep `overloaded_error`.
+  return new GatewayError('upstream_error', statusLine(status), c.type === OVERLOADED ? { type: OVERLOADED } : undefined);
+}
+
+const OVERLOADED = 'overloaded_error';
+
+/**
+ * An upstream's `x-should-retry` header (OpenAI and Anthropic send it; both SDKs obey it): true or
+ * false when it says so, else undefined.
+ */
+export function shouldRetryOf(headers: Readonly<Record<string, string | string[] | undefined>>): boolean | undefined {
+  const v = headers['x-should-retry'];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === 'true' ? true : s === 'false' ? false : undefined;
 }
 
 export function upstreamFailureError(f: UpstreamFailure): GatewayError {
