@@ -21,6 +21,7 @@ import type { AttemptErrorClass } from './retry-policy.ts';
 import { parseObject, type CallerCodec } from './codecs.ts';
 import { relayStream, SSE_HEADERS, TranslatingRelay } from './relay.ts';
 import { failureKind, shouldRetryOf, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
+import { errorUnder2xx, hasNoChoices, NO_CHOICES } from './answer-shape.ts';
 import { recordUsage } from './usage.ts';
 
 export interface UpstreamSettings {
@@ -213,6 +214,15 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   // A JSON answer's first byte is its head (a stream's is its first event, set by the relay).
   ctx.upstreamFirstByteMs = headMs;
   const text = read.body.toString('utf8');
+  const inBand = errorUnder2xx(text, (b) => adapter.classifyError(502, b, response.headers), t.providerKey.view.apiKey);
+  if (inBand !== undefined) {
+    return failed({ errorClass: 'upstream_in_band', status: undefined, retryAfterMs: undefined, shouldRetry: shouldRetryOf(response.headers), error: inBand });
+  }
+  // An OpenAI-family upstream's completion (native, or translated without an adapter translator).
+  const chatAnswer = planned.op === 'chat' && (native ? call.codec.protocol === 'openai-chat' : adapter.translator === undefined);
+  if (chatAnswer && hasNoChoices(text)) {
+    return failed({ errorClass: 'upstream_decode', status: undefined, retryAfterMs: undefined, error: new GatewayError('upstream_decode', NO_CHOICES) });
+  }
   const answer = native ? call.codec.nativeJson(text, call.alias, t.providerKey.response) : translateJson(call, adapter, text, t.providerKey.response);
   if (answer === undefined) {
     return failed({ errorClass: 'upstream_decode', status: undefined, retryAfterMs: undefined, error: new GatewayError('upstream_decode', 'upstream returned a body that is not a JSON object') });

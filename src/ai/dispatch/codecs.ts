@@ -95,6 +95,8 @@ class OpenAINativeRelay implements NativeRelay {
 
   finish(): { text: string; complete: boolean } {
     if (this.relay.sawDone) return { text: '', complete: true };
+    // `[DONE]` with no choice before it: no answer was given (the caller gets an error frame).
+    if (this.relay.emptyDone) return { text: '', complete: false };
     // A finished response without the end marker: complete it for the caller.
     return this.relay.complete ? { text: 'data: [DONE]\n\n', complete: true } : { text: '', complete: false };
   }

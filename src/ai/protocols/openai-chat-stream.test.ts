@@ -122,3 +122,24 @@ test('reasoning_field: the relay and the decoder copy the vendor field into delt
   // Without the option, the chunk goes through untouched.
   assert.equal(JSON.parse(new OpenAIChatStreamRelay('fast', false).line(line).slice(6)).choices[0].delta.reasoning_content, undefined);
 });
+
+test('a [DONE] before any choice is held back; after one (usage chunk included) it is relayed', () => {
+  const empty = new OpenAIChatStreamRelay('alias', false);
+  let out = '';
+  for (const line of [`data: ${JSON.stringify({ ...base, choices: [] })}`, '', 'data: [DONE]', '']) out += empty.line(line);
+  assert.equal(empty.emptyDone, true);
+  assert.equal(empty.sawDone, false);
+  assert.doesNotMatch(out, /\[DONE\]/);
+
+  const answered = new OpenAIChatStreamRelay('alias', false);
+  out = '';
+  const lines = [
+    `data: ${JSON.stringify({ ...base, choices: [] })}`,
+    `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: 'stop' }] })}`,
+    `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } })}`,
+    'data: [DONE]',
+  ];
+  for (const line of lines) out += answered.line(line) + answered.line('');
+  assert.equal(answered.sawDone, true);
+  assert.match(out, /\[DONE\]/);
+});

@@ -12,6 +12,13 @@ export class OpenAIChatStreamRelay {
   usage: OpenAIUsage | undefined = undefined;
   sawDone = false;
   sawFinish = false;
+  /**
+   * A chunk carried a choice. A stream whose `[DONE]` comes before any did answered nothing: that
+   * `[DONE]` is held back so the caller's stream ends with an error, not a clean empty answer.
+   */
+  sawChoice = false;
+  /** `[DONE]` arrived before any choice (and was not relayed). */
+  emptyDone = false;
   /** The `error` object text of an in-band error frame, when one arrived. */
   inBandError: string | undefined = undefined;
   private readonly alias: string;
@@ -48,7 +55,13 @@ export class OpenAIChatStreamRelay {
     if (!line.startsWith('data:')) return this.dropping ? '' : line + '\n';
     const start = line.charCodeAt(5) === 32 ? 6 : 5;
     if (line.charCodeAt(start) !== 123) {
-      if (line.startsWith('[DONE]', start)) this.sawDone = true;
+      if (line.startsWith('[DONE]', start)) {
+        if (!this.sawChoice) {
+          this.emptyDone = true;
+          return '';
+        }
+        this.sawDone = true;
+      }
       return line + '\n';
     }
     let payload = line.slice(start);
@@ -70,6 +83,7 @@ export class OpenAIChatStreamRelay {
         }
       }
     }
+    if (!this.sawChoice && CHOICE.test(payload)) this.sawChoice = true;
     if (!this.sawFinish && namesFinishReason(payload)) this.sawFinish = true;
     payload = replaceTopLevelString(payload, 'model', this.alias);
     return 'data: ' + payload + '\n';
@@ -88,6 +102,9 @@ function namesFinishReason(payload: string): boolean {
   }
   return false;
 }
+
+/** A `choices` list with a first element (`"choices":[]`, the usage-only chunk's, has none). */
+const CHOICE = /"choices"\s*:\s*\[\s*[^\s\]]/;
 
 const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 
