@@ -10,6 +10,7 @@ import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
 import { errorReplyFor, replyFor, type Family, type Turn } from '../harness/provider-wire.ts';
 import { waitForLines } from '../harness/log-lines.ts';
+import { modelFor, sdkClients, twoFamilyResources } from '../harness/two-families.ts';
 
 const CALLER_KEY = 'sk-e2e-sdkconf-caller-7d31';
 
@@ -20,28 +21,15 @@ let anthropic: Anthropic;
 
 useProxyFixture({
   config: { upstream: { retries: 0 } },
-  resources: (mockUrl) => ({
-    _format_version: '1',
-    provider_keys: [
-      { display_name: 'oa', provider: 'openai', api_key: 'sk-upstream-sdkconf', api_base: `${mockUrl}/v1` },
-      { display_name: 'an', provider: 'anthropic', api_key: 'sk-upstream-sdkconf', api_base: mockUrl },
-    ],
-    models: [
-      { display_name: 'm-openai', provider: 'openai', model_name: 'gpt-4o-up', provider_key: 'oa' },
-      { display_name: 'm-anthropic', provider: 'anthropic', model_name: 'claude-up', provider_key: 'an' },
-    ],
-    api_keys: [{ display_name: 'caller', key_env: 'E2E_SDKCONF_KEY', allowed_models: ['*'] }],
-  }),
+  resources: (mockUrl) => twoFamilyResources(mockUrl, { upstreamKey: 'sk-upstream-sdkconf', keyEnv: 'E2E_SDKCONF_KEY' }),
   env: { E2E_SDKCONF_KEY: CALLER_KEY },
   ready: (fx) => {
     ({ mock, gw } = fx);
-    openai = new OpenAI({ apiKey: CALLER_KEY, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 0 });
-    anthropic = new Anthropic({ apiKey: CALLER_KEY, baseURL: gw.proxyUrl, maxRetries: 0 });
+    ({ openai, anthropic } = sdkClients(gw, CALLER_KEY));
   },
 });
 
 const FAMILIES: Family[] = ['openai', 'anthropic'];
-const modelFor = (f: Family): string => (f === 'openai' ? 'm-openai' : 'm-anthropic');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TOOLS_TURN: Turn = {
   text: 'Checking both.',

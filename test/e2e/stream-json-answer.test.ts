@@ -4,13 +4,14 @@
 // upstream family) pair, native and translated; an unreadable answer is a 502 before any stream.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import OpenAI from 'openai';
-import Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream, RecordedRequest, Reply } from '../harness/mock-upstream.ts';
 import { anthropicJson, familyOf, openAIJson, type Family, type Turn } from '../harness/provider-wire.ts';
 import { usageOf } from '../harness/echo-upstream.ts';
+import { modelFor, sdkClients, twoFamilyResources } from '../harness/two-families.ts';
 
 const CALLER_KEY = 'sk-e2e-streamjson-caller-77a1';
 
@@ -21,27 +22,14 @@ let anthropic: Anthropic;
 
 useProxyFixture({
   config: { upstream: { retries: 0 } },
-  resources: (mockUrl) => ({
-    _format_version: '1',
-    provider_keys: [
-      { display_name: 'oa', provider: 'openai', api_key: 'sk-upstream-streamjson', api_base: `${mockUrl}/v1` },
-      { display_name: 'an', provider: 'anthropic', api_key: 'sk-upstream-streamjson', api_base: mockUrl },
-    ],
-    models: [
-      { display_name: 'm-openai', provider: 'openai', model_name: 'gpt-4o-up', provider_key: 'oa' },
-      { display_name: 'm-anthropic', provider: 'anthropic', model_name: 'claude-up', provider_key: 'an' },
-    ],
-    api_keys: [{ display_name: 'caller', key_env: 'E2E_STREAMJSON_KEY', allowed_models: ['*'] }],
-  }),
+  resources: (mockUrl) => twoFamilyResources(mockUrl, { upstreamKey: 'sk-upstream-streamjson', keyEnv: 'E2E_STREAMJSON_KEY' }),
   env: { E2E_STREAMJSON_KEY: CALLER_KEY },
   ready: (fx) => {
     ({ mock, gw } = fx);
-    openai = new OpenAI({ apiKey: CALLER_KEY, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 0 });
-    anthropic = new Anthropic({ apiKey: CALLER_KEY, baseURL: gw.proxyUrl, maxRetries: 0 });
+    ({ openai, anthropic } = sdkClients(gw, CALLER_KEY));
   },
 });
 
-const modelFor = (f: Family): string => (f === 'openai' ? 'm-openai' : 'm-anthropic');
 
 /** The upstream answers `t` as one JSON document whatever the request asked for. */
 function jsonAnyway(t: Turn): (req: RecordedRequest) => Reply {

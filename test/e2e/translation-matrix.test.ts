@@ -4,13 +4,14 @@
 // (OpenAI `/v1/chat/completions`, Anthropic `/v1/messages`).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import OpenAI from 'openai';
-import Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
 import { anthropicFrames, errorReplyFor, openAIFrames, replyFor, type Family, type Turn } from '../harness/provider-wire.ts';
 import { waitForLines } from '../harness/log-lines.ts';
+import { modelFor, sdkClients, twoFamilyResources } from '../harness/two-families.ts';
 
 const CALLER_KEY = 'sk-e2e-matrix-caller-41c2';
 const UPSTREAM_SECRET = 'sk-upstream-matrix-secret';
@@ -22,30 +23,22 @@ let anthropic: Anthropic;
 
 useProxyFixture({
   config: { upstream: { retries: 0 } },
-  resources: (mockUrl) => ({
-    _format_version: '1',
-    provider_keys: [
-      { display_name: 'oa', provider: 'openai', api_key: UPSTREAM_SECRET, api_base: `${mockUrl}/v1` },
-      { display_name: 'an', provider: 'anthropic', api_key: UPSTREAM_SECRET, api_base: mockUrl },
-    ],
+  resources: (mockUrl) => twoFamilyResources(mockUrl, {
+    upstreamKey: UPSTREAM_SECRET,
+    keyEnv: 'E2E_MATRIX_KEY',
     models: [
-      { display_name: 'm-openai', provider: 'openai', model_name: 'gpt-4o-up', provider_key: 'oa' },
-      { display_name: 'm-anthropic', provider: 'anthropic', model_name: 'claude-up', provider_key: 'an' },
       { display_name: 'g-mixed', routing: { targets: [{ model: 'm-openai' }, { model: 'm-anthropic' }] } },
       { display_name: 'g-openai', routing: { targets: [{ model: 'm-openai' }] } },
     ],
-    api_keys: [{ display_name: 'caller', key_env: 'E2E_MATRIX_KEY', allowed_models: ['*'] }],
   }),
   env: { E2E_MATRIX_KEY: CALLER_KEY },
   ready: (fx) => {
     ({ mock, gw } = fx);
-    openai = new OpenAI({ apiKey: CALLER_KEY, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 0 });
-    anthropic = new Anthropic({ apiKey: CALLER_KEY, baseURL: gw.proxyUrl, maxRetries: 0, defaultHeaders: { 'anthropic-beta': 'matrix-beta-1' } });
+    ({ openai, anthropic } = sdkClients(gw, CALLER_KEY, { 'anthropic-beta': 'matrix-beta-1' }));
   },
 });
 
 const FAMILIES: Family[] = ['openai', 'anthropic'];
-const modelFor = (f: Family): string => (f === 'openai' ? 'm-openai' : 'm-anthropic');
 
 /** What a caller observed, in one shape for both SDKs. */
 interface Seen {

@@ -12,6 +12,7 @@ import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream, RecordedRequest, Reply } from '../harness/mock-upstream.ts';
 import { anthropicJson, familyOf, openAIJson, type Turn } from '../harness/provider-wire.ts';
 import { usageOf } from '../harness/echo-upstream.ts';
+import { twoFamilyProviderKeys } from '../harness/two-families.ts';
 
 const CALLER_KEY = 'sk-e2e-edges-caller-41c7';
 const UPSTREAM_KEY = 'sk-upstream-edges-secret-9f3b2a';
@@ -26,10 +27,7 @@ useProxyFixture({
   config: { upstream: { retries: 0 } },
   resources: (mockUrl) => ({
     _format_version: '1',
-    provider_keys: [
-      { display_name: 'oa', provider: 'openai', api_key: UPSTREAM_KEY, api_base: `${mockUrl}/v1` },
-      { display_name: 'an', provider: 'anthropic', api_key: UPSTREAM_KEY, api_base: mockUrl },
-    ],
+    provider_keys: twoFamilyProviderKeys(mockUrl, UPSTREAM_KEY),
     models: [
       oa('m-openai', 'gpt-up'),
       an('m-anthropic', 'claude-up'),
