@@ -67,6 +67,7 @@ export async function createLimiter(c: RateLimitConfig, deps: { metrics?: Limite
     fallback: new MemoryStore(),
     failureMode: c.failure_mode,
     renewIntervalMs: c.lease_renew_interval_ms,
+    leaseTtlMs: c.concurrency_ttl_secs * 1000,
     metrics: deps.metrics,
     logger: deps.logger,
   });

@@ -347,6 +347,59 @@ describe('shared store failures', () => {
     await limiter.close();
   });
 
+  test('a release the store did not take is retried until it lands, then the slot is free again', async () => {
+    const snapshot = testSnapshot({ api_keys: [{ rate_limit: { concurrency: 1 } }] });
+    const store = new BrokenStore();
+    store.down = false;
+    const c = counting();
+    const limiter = new Limiter({ store, fallback: new MemoryStore(() => T0), renewIntervalMs: 1_000_000, leaseTtlMs: 60_000, releaseRetryMs: 10, now: () => T0, metrics: c.metrics });
+    const req = { snapshot, key: keyEntry(snapshot, 'key-0'), model: undefined, chargeTokens: true };
+    const h = await limiter.admit(req);
+    assert.ok(h);
+    store.down = true;
+    h.release(undefined);
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(limiter.unreleasedLeases, 1);
+    assert.ok(c.failures.length >= 2 && c.failures.every((f) => f === 'release'), c.failures.join());
+    store.down = false;
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(limiter.unreleasedLeases, 0);
+    const again = await limiter.admit(req);
+    assert.equal(again?.store, store, 'admitted by the shared store: its slot was given back');
+    again?.release(undefined);
+    await limiter.close();
+  });
+
+  test('a release is retried no longer than the lease lives', async () => {
+    const snapshot = testSnapshot({ api_keys: [{ rate_limit: { concurrency: 1 } }] });
+    const store = new BrokenStore();
+    store.down = false;
+    let now = T0;
+    const limiter = new Limiter({ store, fallback: new MemoryStore(() => T0), renewIntervalMs: 1_000_000, leaseTtlMs: 60_000, releaseRetryMs: 10, now: () => now });
+    const h = await limiter.admit({ snapshot, key: keyEntry(snapshot, 'key-0'), model: undefined, chargeTokens: true });
+    store.down = true;
+    h?.release(undefined);
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(limiter.unreleasedLeases, 1);
+    now += 60_000;
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(limiter.unreleasedLeases, 0);
+    await limiter.close();
+  });
+
+  test('an admit refused before it was sent leaves no release behind', async () => {
+    const snapshot = testSnapshot({ api_keys: [{ rate_limit: { concurrency: 1 } }] });
+    const store = new BrokenStore();
+    Object.assign(store, { neverSent: () => true });
+    const limiter = new Limiter({ store, fallback: new MemoryStore(() => T0), renewIntervalMs: 1_000_000, releaseRetryMs: 10, now: () => T0 });
+    const h = await limiter.admit({ snapshot, key: keyEntry(snapshot, 'key-0'), model: undefined, chargeTokens: true });
+    assert.notEqual(h?.store, store, 'served by the fallback');
+    await new Promise((r) => setTimeout(r, 5));
+    assert.equal(limiter.unreleasedLeases, 0);
+    h?.release(undefined);
+    await limiter.close();
+  });
+
   test('a released lease is no longer renewed', async () => {
     const snapshot = testSnapshot({ api_keys: [{ rate_limit: { concurrency: 1 } }] });
     const { limiter, store } = shared('fail_open');

@@ -2,12 +2,14 @@
 // as one atomic admission against the store, and hands back a handle that holds the request's
 // concurrency slots until finalize, charges its tokens then, and (for a shared store) renews
 // its leases meanwhile. When the shared store fails, `fail_open` falls back to local counters
-// (one warning per outage, every failure counted) and `fail_closed` refuses with 503.
+// (one warning per outage, every failure counted) and `fail_closed` refuses with 503; a release
+// the shared store did not take is retried until it lands (release-queue.ts).
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../lib/errors.ts';
 import type { ApiKeyEntry, ModelEntry, Snapshot } from '../snapshot/snapshot.ts';
 import { layersFor, type Layer } from './layers.ts';
 import type { MemoryStore } from './memory-store.ts';
+import { ReleaseQueue } from './release-queue.ts';
 import type { AdmitOutcome, CounterCheck, LimitStore, SlotCheck } from './store.ts';
 import { retryAfterSecs } from './windows.ts';
 
@@ -31,6 +33,10 @@ export interface LimiterOptions {
   failureMode?: FailureMode;
   /** How often held leases of a shared store are renewed; 0 = never (in-process store). */
   renewIntervalMs?: number;
+  /** Lifetime of an unrenewed lease in the shared store: how long a failed release is retried. */
+  leaseTtlMs?: number;
+  /** Pause between retries of releases the shared store did not take (default 1 s). */
+  releaseRetryMs?: number;
   now?: () => number;
   metrics?: LimiterMetrics;
   logger?: LimiterLogger;
@@ -125,6 +131,7 @@ export class Limiter {
   private renewTimer: NodeJS.Timeout | undefined;
   private renewing = false;
   private outage = false;
+  private readonly unreleased: ReleaseQueue;
 
   constructor(options: LimiterOptions) {
     this.store = options.store;
@@ -134,6 +141,14 @@ export class Limiter {
     this.now = options.now ?? Date.now;
     this.metrics = options.metrics;
     this.logger = options.logger;
+    this.unreleased = new ReleaseQueue({
+      store: this.store,
+      leaseTtlMs: options.leaseTtlMs ?? 300_000,
+      retryMs: options.releaseRetryMs ?? 1000,
+      now: this.now,
+      onFailure: (err) => this.failed('release', err),
+      onSuccess: () => this.recovered(),
+    });
   }
 
   /**
@@ -170,9 +185,10 @@ export class Limiter {
       this.recovered();
     } catch (err) {
       this.failed('admit', err);
-      // A timed-out admit may still run once the store answers again, holding this lease until
-      // concurrency_ttl_secs: release it behind the admit (the store runs commands in order).
-      if (slots.length > 0) this.track(this.attempt(() => store.release(slots.map((sl) => sl.key), leaseId), undefined));
+      // A timed-out admit (or one cut off with the connection) may still have run or run once
+      // the store answers again, holding this lease: release it behind the admit (the store runs
+      // commands in order), and retry that until it lands.
+      if (slots.length > 0 && store.neverSent?.(err) !== true) this.track(this.releaseShared(slots.map((sl) => sl.key), leaseId, undefined));
       if (this.fallback === undefined || this.failureMode === 'fail_closed') {
         throw new GatewayError('rate_limit_unavailable', 'rate limit store unavailable', { cause: err });
       }
@@ -208,10 +224,9 @@ export class Limiter {
       this.renewTimer = undefined;
     }
     if (tokens > 0 && tokenCounters.length > 0) this.charge(tokenCounters, tokens);
-    if (handle.slotKeys.length > 0) {
-      const store = handle.store;
-      this.track(this.attempt(() => store.release(handle.slotKeys, handle.leaseId), store === this.store ? 'release' : undefined));
-    }
+    if (handle.slotKeys.length === 0) return;
+    if (handle.store === this.store) this.track(this.releaseShared(handle.slotKeys, handle.leaseId, 'release'));
+    else void handle.store.release(handle.slotKeys, handle.leaseId);
   }
 
   private charge(counters: readonly CounterCheck[], tokens: number): void {
@@ -226,12 +241,14 @@ export class Limiter {
     })();
   }
 
-  private async attempt(fn: () => unknown, operation: string | undefined): Promise<void> {
+  /** Release a lease in the shared store; one it does not take is retried until it lands. */
+  private async releaseShared(slotKeys: readonly string[], leaseId: string, operation: string | undefined): Promise<void> {
     try {
-      await fn();
+      await this.store.release(slotKeys, leaseId);
+      this.recovered();
     } catch (err) {
-      // An unreleased shared lease expires after concurrency_ttl_secs.
       if (operation !== undefined) this.failed(operation, err);
+      this.unreleased.add(slotKeys, leaseId);
     }
   }
 
@@ -284,6 +301,12 @@ export class Limiter {
     if (!this.outage) return;
     this.outage = false;
     this.logger?.info({}, 'rate-limit store reachable again');
+    void this.unreleased.retry();
+  }
+
+  /** Releases the shared store has not taken yet (tests). */
+  get unreleasedLeases(): number {
+    return this.unreleased.size;
   }
 
   /** Leases currently renewed (tests). */
@@ -304,6 +327,9 @@ export class Limiter {
     this.renewTimer = undefined;
     this.live.clear();
     await Promise.all(this.pending);
+    // One last try for releases still waiting; start.ts bounds how long close may take.
+    await this.unreleased.retry();
+    this.unreleased.stop();
     await this.store.close();
     await this.fallback?.close();
   }

@@ -175,6 +175,11 @@ export class RedisStore implements LimitStore {
     return (await this.scripts.tollgateRenew(slotKeys.length, ...args)) === 1;
   }
 
+  /** With no offline queue, a call made while disconnected is refused before it is written. */
+  neverSent(err: unknown): boolean {
+    return err instanceof Error && err.message.includes('enableOfflineQueue options is false');
+  }
+
   /** The full Redis key of a store key (tests). */
   keyOf(key: string): string {
     return this.prefix + key;

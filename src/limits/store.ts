@@ -44,4 +44,9 @@ export interface LimitStore {
   /** Extend the slots of `leaseId`; false when any of them is gone (the lease was lost). */
   renew(slotKeys: readonly string[], leaseId: string): MaybePromise<boolean>;
   close(): Promise<void>;
+  /**
+   * Whether a failed call certainly never reached the store (it was refused while disconnected),
+   * so nothing it would have done needs undoing. Absent: any failed call may have run.
+   */
+  neverSent?(err: unknown): boolean;
 }

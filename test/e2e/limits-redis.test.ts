@@ -226,11 +226,14 @@ describe('Redis unreachable', () => {
   });
 });
 
-/** A TCP relay to the real Redis that the test can cut, as if Redis stopped, or stall and resume. */
-async function redisRelay(): Promise<{ port: number; cut(): void; stall(): void; resume(): void }> {
+/**
+ * A TCP relay to the real Redis that the test can cut, as if Redis stopped, stall and resume, or
+ * restore (listening again on the same port, as if Redis came back).
+ */
+async function redisRelay(): Promise<{ port: number; cut(): void; stall(): void; resume(): void; restore(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
   const clients = new Map<net.Socket, net.Socket>();
-  const server = net.createServer((client) => {
+  const relay = (client: net.Socket): void => {
     const upstream = net.connect(6379, '127.0.0.1');
     sockets.add(client).add(upstream);
     const close = (): void => {
@@ -242,13 +245,21 @@ async function redisRelay(): Promise<{ port: number; cut(): void; stall(): void;
     client.pipe(upstream);
     upstream.pipe(client);
     clients.set(client, upstream);
-  });
+  };
+  let server = net.createServer(relay);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
   return {
-    port: (server.address() as net.AddressInfo).port,
+    port,
     cut() {
       server.close();
       for (const s of sockets) s.destroy();
+      sockets.clear();
+      clients.clear();
+    },
+    async restore() {
+      server = net.createServer(relay);
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     },
     // Commands sent meanwhile wait in the relay, and reach Redis in order on resume.
     stall() {
@@ -285,6 +296,37 @@ describe('Redis stopped mid-run', () => {
     }
     assert.equal(n, 0, 'its lease was released behind it');
     relay.cut();
+  });
+
+  it('a slot whose release failed while Redis was away is given back once Redis is back, not after concurrency_ttl_secs', async (t) => {
+    const relay = await redisRelay();
+    // An open relay would keep the test process alive after a failed assertion.
+    t.after(() => relay.cut());
+    const own = `${prefix}back:`;
+    const gw = await gateway({ ...shared, concurrency_ttl_secs: 300, redis: { url: `redis://127.0.0.1:${relay.port}`, key_prefix: own, command_timeout_ms: 200 } });
+    mock.setFallback((req) => ({ ...replyFor(LONG)(req), delayBetweenEventsMs: 10 }));
+    const stream = ask(gw, 'lease', true);
+    const held = async () => (await Promise.all((await redis.keys(`${own}*:conc`)).map((k) => redis.zcard(k)))).reduce((x, y) => x + y, 0);
+    for (let i = 0; i < 100 && (await held()) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await held(), 1, 'the stream holds its lease in Redis');
+    relay.cut();
+    const answer = await stream;
+    assert.equal(answer.status, 200);
+    assert.match(answer.body, /\[DONE\]/, 'an outage does not end a running stream');
+    assert.equal(await held(), 1, 'the release could not reach Redis');
+    await relay.restore();
+    let n = await held();
+    for (let i = 0; i < 150 && n > 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      n = await held();
+    }
+    assert.equal(n, 0, 'the release was retried once Redis was back');
+    const [row] = await waitForLines(gw, 'usage', (l) => l.request_id === answer.id);
+    assert.equal(row.status, 200);
+    assert.equal(logLines(gw, 'usage').filter((l) => l.request_id === answer.id).length, 1);
+    mock.setFallback(replyFor(TEXT));
+    assert.equal((await ask(gw, 'lease')).status, 200, 'the slot is free for the next request');
+    assert.equal(await held(), 0);
   });
 
   it('fail_open: counting moves to local counters when Redis goes away; the outage is logged once and counted', async () => {
