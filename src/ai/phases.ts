@@ -22,6 +22,8 @@ export function authenticate(ctx: RequestContext, snapshot: Snapshot): ApiKeyEnt
   if (key === undefined) throw new GatewayError('invalid_api_key', 'Invalid API key', { publicCode: 'invalid_api_key' });
   ctx.apiKeyId = key.id;
   ctx.apiKeyName = key.name;
+  ctx.apiKeyTeam = key.doc.team_id;
+  ctx.apiKeyUser = key.doc.user_name ?? key.doc.user_id;
   if (key.disabled) throw new GatewayError('api_key_disabled', 'API key has been disabled');
   if (key.expiresAt !== undefined && key.expiresAt <= Date.now()) throw new GatewayError('api_key_expired', 'API key has expired');
   return key;

@@ -13,8 +13,8 @@ import type { Metrics } from '../observability/metrics.ts';
 import { usageEventFrom, usageRequest, type UsageSink } from '../observability/usage-events.ts';
 import { ContentCapture } from '../observability/content-capture.ts';
 import type { HealthTracker } from './dispatch/health.ts';
-import { createFinalizeSinks, reportListenerAnswer, reportRequest, type KeyOwnerLookup } from '../observability/access-log.ts';
-import type { Snapshot, SnapshotHolder } from '../snapshot/snapshot.ts';
+import { createFinalizeSinks, reportListenerAnswer, reportRequest } from '../observability/access-log.ts';
+import type { SnapshotHolder } from '../snapshot/snapshot.ts';
 import { openAIChatCodec, type CallerCodec } from './dispatch/codecs.ts';
 import type { UpstreamSettings } from './dispatch/attempt.ts';
 import { chatCompletions } from './endpoints/chat.ts';
@@ -111,7 +111,7 @@ export function createListenerAnswerReporter(options: ProxyOptions): (answer: Li
 }
 
 export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const sinks = createFinalizeSinks(options.logger, options.metrics, options.accessLog, keyOwners(options.snapshots));
+  const sinks = createFinalizeSinks(options.logger, options.metrics, options.accessLog);
   const rewriteUrl = options.rewriteUrl;
   const maxInFlight = options.maxInFlight ?? 0;
   let inFlight = 0;
@@ -257,20 +257,4 @@ function requestTimedOut(ctx: RequestContext, timeoutMs: number): boolean {
 
 function isStackOverflow(err: unknown): boolean {
   return err instanceof RangeError && err.message.includes('call stack');
-}
-
-/** Team and user of an API key by id, for the team_name / user_name metric labels (one map per snapshot). */
-function keyOwners(snapshots: SnapshotHolder): KeyOwnerLookup {
-  const bySnapshot = new WeakMap<Snapshot, Map<string, { team: string | undefined; user: string | undefined }>>();
-  return (id) => {
-    const snapshot = snapshots.current;
-    if (snapshot === undefined) return undefined;
-    let owners = bySnapshot.get(snapshot);
-    if (owners === undefined) {
-      owners = new Map();
-      for (const k of snapshot.apiKeysByHash.values()) owners.set(k.id, { team: k.doc.team_id, user: k.doc.user_name ?? k.doc.user_id });
-      bySnapshot.set(snapshot, owners);
-    }
-    return owners.get(id);
-  };
 }

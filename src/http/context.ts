@@ -36,6 +36,13 @@ export class RequestContext {
 
   apiKeyId: string | undefined = undefined;
   apiKeyName: string | undefined = undefined;
+  /**
+   * The authenticated key's team (`team_id`) and user (`user_name`, else `user_id`), for the
+   * team_name / user_name labels: taken at authentication, so a reload that removes or changes
+   * the key while the request runs does not change what it is reported under.
+   */
+  apiKeyTeam: string | undefined = undefined;
+  apiKeyUser: string | undefined = undefined;
   /** The caller's model value, as sent. */
   requestedModel: string | undefined = undefined;
   /** The caller's model alias, as resolved (a wildcard alias is reported by its pattern). */

@@ -8,23 +8,16 @@ import type { ListenerAnswer } from '../http/server.ts';
 import { lineWriter, type Logger } from './logger.ts';
 import type { Metrics, NameLabel, RequestSample } from './metrics.ts';
 
-/** Owner labels of an API key (team, user), looked up only when those name labels are on. */
-export type KeyOwnerLookup = (apiKeyId: string) => { team: string | undefined; user: string | undefined } | undefined;
-
 export interface FinalizeSinks {
   metrics: Metrics;
   /** Undefined when the access log is off (config, or a log level above info). */
   accessLog: ((line: string) => void) | undefined;
-  /** Set when team_name or user_name labels are enabled. */
-  owner: KeyOwnerLookup | undefined;
 }
 
-export function createFinalizeSinks(logger: Logger, metrics: Metrics, accessLog: boolean, owner?: KeyOwnerLookup): FinalizeSinks {
-  const needsOwner = metrics.nameLabels.includes('team_name') || metrics.nameLabels.includes('user_name');
+export function createFinalizeSinks(logger: Logger, metrics: Metrics, accessLog: boolean): FinalizeSinks {
   return {
     metrics,
     accessLog: accessLog && logger.isLevelEnabled('info') ? lineWriter(logger) : undefined,
-    owner: needsOwner ? owner : undefined,
   };
 }
 
@@ -35,19 +28,18 @@ const UNKNOWN = 'unknown';
 const label = (v: string | undefined): string => (v === undefined || v === '' ? UNKNOWN : v);
 
 /** The metrics view of a finished request: every label value bounded, `unknown` never empty. */
-export function requestSample(ctx: RequestContext, names: readonly NameLabel[], owner: KeyOwnerLookup | undefined): RequestSample {
+export function requestSample(ctx: RequestContext, names: readonly NameLabel[]): RequestSample {
   const model = label(ctx.model);
   // A wildcard alias passes the caller's own text upstream: that is not a bounded label value.
   const upstreamModel = model.includes('*') ? 'wildcard' : ctx.upstreamModelLabel ?? label(ctx.upstreamModel);
   let nameValues: Record<NameLabel, string> | undefined;
   if (names.length > 0) {
-    const o = owner !== undefined && ctx.apiKeyId !== undefined ? owner(ctx.apiKeyId) : undefined;
     nameValues = {
       api_key_name: label(ctx.apiKeyName),
-      team_name: label(o?.team),
+      team_name: label(ctx.apiKeyTeam),
       provider_key_name: label(ctx.providerKeyName),
       policy_name: label(ctx.policyName),
-      user_name: label(o?.user),
+      user_name: label(ctx.apiKeyUser),
     };
   }
   const usage = ctx.usage;
@@ -82,7 +74,7 @@ const NO_NAMES: Record<NameLabel, string> = { api_key_name: UNKNOWN, team_name: 
  */
 export function reportRequest(ctx: RequestContext, sinks: FinalizeSinks, time?: string): void {
   if (ctx.quiet) return;
-  const sample = requestSample(ctx, sinks.metrics.nameLabels, sinks.owner);
+  const sample = requestSample(ctx, sinks.metrics.nameLabels);
   sinks.metrics.record(sample);
   if (sinks.accessLog === undefined) return;
   const usage = ctx.usage;

@@ -116,13 +116,14 @@ test('status classes and outcomes', () => {
 test('label values are bounded: unknown for absent dimensions, a wildcard alias never passes the caller text', () => {
   const ctx = new RequestContext({ method: 'GET', headers: {} } as unknown as IncomingMessage, {} as ServerResponse, 'r', '127.0.0.1');
   ctx.status = 404;
-  const s = requestSample(ctx, ['api_key_name', 'team_name'], undefined);
+  const s = requestSample(ctx, ['api_key_name', 'team_name']);
   assert.equal(s.endpoint, 'other');
   for (const v of [s.provider, s.model, s.upstreamModel, s.providerKeyId, s.apiKeyId, s.names.api_key_name, s.names.team_name]) assert.equal(v, 'unknown');
   ctx.model = 'openai/*';
   ctx.upstreamModel = 'anything-the-caller-typed';
   ctx.apiKeyId = 'ak';
-  const w = requestSample(ctx, ['team_name', 'user_name'], (id) => (id === 'ak' ? { team: 'blue', user: undefined } : undefined));
+  ctx.apiKeyTeam = 'blue';
+  const w = requestSample(ctx, ['team_name', 'user_name']);
   assert.equal(w.upstreamModel, 'wildcard');
   assert.equal(w.names.team_name, 'blue');
   assert.equal(w.names.user_name, 'unknown');

@@ -152,6 +152,8 @@ async function run(
   if (auth.key !== undefined) {
     ctx.apiKeyId = auth.key.id;
     ctx.apiKeyName = auth.key.name;
+    ctx.apiKeyTeam = auth.key.doc.team_id;
+    ctx.apiKeyUser = auth.key.doc.user_name ?? auth.key.doc.user_id;
   }
   if (!auth.ok) {
     x.answerError(auth.error);
