@@ -361,6 +361,26 @@ describe('closing', () => {
     }
   });
 
+  test('an event emitted after close is counted as exporter_closed, not lost silently; a sampled-out one is not counted', async () => {
+    const collector = await startSilentCollector();
+    try {
+      const hooks = recorder();
+      const ex = new OtlpHttpExporter({ name: 'gone', endpoint: collector.url, headers: {}, sampleRate: 1 }, hooks, FAST);
+      await ex.close(10);
+      ex.emit(event({ request_id: 'late-1' }));
+      ex.emit(event({ request_id: 'late-2' }));
+      assert.deepEqual(hooks.drops, [['exporter_closed', 1], ['exporter_closed', 1]]);
+      assert.equal(ex.queued, 0);
+      const none = new OtlpHttpExporter({ name: 'none', endpoint: collector.url, headers: {}, sampleRate: 0 }, hooks, FAST);
+      await none.close(10);
+      none.emit(event({ request_id: 'late-3' }));
+      assert.equal(hooks.drops.length, 2, 'an event sampling would not have exported is not a drop');
+      assert.equal(collector.accepted(), 0);
+    } finally {
+      await collector.close();
+    }
+  });
+
   test('a closed exporter leaves no kept-alive connection to its collector', async () => {
     const sockets = new Set<net.Socket>();
     const server = http.createServer((req, res) => {

@@ -252,9 +252,14 @@ export class OtlpHttpExporter {
 
   /** Queue `event` as a span; `content` (the request's captured text) is exported only in full mode. */
   emit(event: UsageEvent, content?: CapturedContent): void {
-    if (this.closed) return;
     const rate = this.config.sampleRate;
     if (rate < 1 && (rate <= 0 || sampleKey(event.request_id) >= rate)) return;
+    // After close (shutdown, or a reload that replaced this exporter while the set still hands it
+    // a request's rows) nothing is sent any more: counted like the queue close dropped.
+    if (this.closed) {
+      this.hooks.dropped(this.config.name, 'exporter_closed', 1);
+      return;
+    }
     if (this.queuedEvents >= this.tuning.maxQueue) {
       this.hooks.dropped(this.config.name, 'queue_full', 1);
       return;
