@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PK, assertErrors, expectOk, loadObj } from './test-helpers.ts';
+import { PK, assertErrors, expectErrors, expectOk, loadObj } from './test-helpers.ts';
 
 const load = (pk: Record<string, unknown>) => loadObj({ provider_keys: [pk] });
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
@@ -43,6 +43,28 @@ test('api_key is required and non-empty', () => {
   const { api_key: _k, ...noKey } = PK;
   assertErrors(load(noKey), ['provider_keys[0] ("pk").api_key: required']);
   assertErrors(load({ ...PK, api_key: '' }), ['provider_keys[0] ("pk").api_key: must not be empty']);
+});
+
+test('an api_key with a line break or another control character is refused at load, without the value in the error', () => {
+  const secret = 'sk-live-7f3a';
+  for (const bad of [`${secret}\r\nx-evil: 1`, `${secret}\n`, `${secret}\0`, `${secret}\x1b`, `\t${secret}`, `${secret}\x7f`]) {
+    const errors = expectErrors(loadObj({ provider_keys: [{ ...PK, display_name: 'oa', api_key: '${UP_KEY}' }] }, { UP_KEY: bad }));
+    assert.deepEqual(errors, ['provider_keys[0] ("oa").api_key: must not contain control characters'], JSON.stringify(bad));
+    assert.ok(!errors.join('\n').includes(secret), 'the credential is not printed');
+  }
+  // Written in the file itself rather than through ${VAR}.
+  assertErrors(load({ ...PK, api_key: 'sk-a\nsk-b' }), ['provider_keys[0] ("pk").api_key: must not contain control characters']);
+  // Printable text outside ASCII is not a control character.
+  expectOk(load({ ...PK, api_key: 'sk-ünïcode' }));
+});
+
+test('a multi-line JSON credential of a family that parses one (vertex, bedrock, azure-openai) loads; an unparsable one does not', () => {
+  const json = '{\n  "project": "p",\n  "region": "us-central1",\n  "access_token": "ya29.x"\n}\n';
+  expectOk(load({ ...PK, provider: 'vertex', api_key: json }));
+  expectOk(load({ ...PK, provider: 'x', adapter: 'bedrock', api_key: json }));
+  expectOk(load({ ...PK, provider: 'azure', adapter: 'azure-openai', api_key: json }));
+  assertErrors(load({ ...PK, provider: 'vertex', api_key: '{\n"a": "b\tc"}' }), ['provider_keys[0] ("pk").api_key: must not contain control characters']);
+  assertErrors(load({ ...PK, provider: 'openai', api_key: json }), ['provider_keys[0] ("pk").api_key: must not contain control characters']);
 });
 
 test('provider key field rules', () => {

@@ -77,8 +77,32 @@ export const ProviderKeySchema = Closed(
 
 export type ProviderKeyDoc = Static<typeof ProviderKeySchema>;
 
+/** Wire families whose api_key may be a JSON document (a service account, AWS or AAD credentials), parsed rather than sent. */
+const JSON_CREDENTIAL_FAMILIES = new Set(['vertex', 'bedrock', 'azure-openai']);
+
+/** C0 controls and DEL: an HTTP client refuses a header value carrying one (CR and LF would split the header). */
+const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
+
+/**
+ * Whether api_key can go into an upstream header as it is. A JSON credential of the families that
+ * parse one may span lines (JSON whitespace); a JSON string inside it cannot hold a raw control
+ * character, so a document that parses carries none where it matters.
+ */
+function credentialSendable(doc: ProviderKeyDoc): boolean {
+  if (!CONTROL_CHARACTER.test(doc.api_key)) return true;
+  if (!JSON_CREDENTIAL_FAMILIES.has(doc.adapter ?? doc.provider ?? '')) return false;
+  try {
+    const parsed: unknown = JSON.parse(doc.api_key);
+    return typeof parsed === 'object' && parsed !== null;
+  } catch {
+    return false;
+  }
+}
+
 /** Checks JSON Schema cannot express. */
 export function checkProviderKey(doc: ProviderKeyDoc, report: Report): void {
+  // Refused now rather than as a 502 on every request; the message never quotes the credential.
+  if (typeof doc.api_key === 'string' && !credentialSendable(doc)) report(['api_key'], 'must not contain control characters');
   if (typeof doc.api_base === 'string') {
     const base = doc.api_base.trim();
     let url: URL | undefined;

@@ -170,6 +170,14 @@ describe('tollgate validate', { concurrency: 3 }, () => {
     assert.ok(!r.stderr.includes(SECRET), 'stderr holds the key plaintext');
   });
 
+  test('a provider key whose ${VAR} credential holds a line break is reported, the credential never printed', async () => {
+    const file = write('pk-crlf.yaml', { ...GOOD_RESOURCES, provider_keys: [{ display_name: 'm', provider: 'mock', api_key: '${TG_E2E_UP_KEY}' }] });
+    const r = await runCli(['validate', '--resources', file], { TG_E2E_UP_KEY: `${SECRET}\r\nx-injected: 1` });
+    assert.equal(r.code, 1, `stdout: ${r.stdout}\nstderr: ${r.stderr}`);
+    assert.deepEqual(reportedErrors(r.stderr), ['provider_keys[0] ("m").api_key: must not contain control characters']);
+    assert.ok(!r.stdout.includes(SECRET) && !r.stderr.includes(SECRET), 'the credential was printed');
+  });
+
   test('a YAML syntax error fails with exit 1', async () => {
     const r = await runCli(['validate', '--resources', write('syntax.yaml', '_format_version: "1"\nmodels: [\n')]);
     assert.equal(r.code, 1);
