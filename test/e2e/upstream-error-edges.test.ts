@@ -136,6 +136,57 @@ describe('an error envelope under 200 is an upstream error', () => {
   });
 });
 
+describe('a stream answered with a bare JSON error document under text/event-stream is an upstream error', () => {
+  /** The error document as the whole body of an event stream: no `data:` line. */
+  const bareError = (doc: object, chunked = false): Reply => {
+    const text = JSON.stringify(doc);
+    const headers = { 'content-type': 'text/event-stream' };
+    return chunked ? { headers, chunks: [text.slice(0, 7), text.slice(7)], chunkDelayMs: 20 } : { headers, body: text };
+  };
+
+  for (const chunked of [false, true]) {
+    it(`openai SDK, native, stream: 502 with the upstream's message (key masked), type and code; usage upstream_in_band${chunked ? ' (body split across chunks)' : ''}`, async () => {
+      mock.setFallback(bareError(OPENAI_QUOTA, chunked));
+      const err = await callerError(openAICall('m-openai', true));
+      assert.ok(err instanceof OpenAI.APIError, String(err));
+      assert.equal(err.status, 502);
+      assert.equal(err.type, 'insufficient_quota');
+      assert.equal(err.code, 'insufficient_quota');
+      assert.match(err.message, /You exceeded your current quota \(key \[REDACTED\]\)/);
+      assert.doesNotMatch(JSON.stringify(err.error), new RegExp(UPSTREAM_KEY));
+      const row = await usageOf(gw, err.headers?.get('x-tollgate-request-id') ?? null);
+      assert.equal(row.status, 502);
+      assert.equal(row.error_class, 'upstream_in_band');
+    });
+  }
+
+  it('anthropic SDK, native, stream: 502 keeping Anthropic\'s overloaded_error and message', async () => {
+    mock.setFallback(bareError(ANTHROPIC_OVERLOAD));
+    const err = await callerError(anthropicCall('m-anthropic', true));
+    assert.ok(err instanceof Anthropic.APIError, String(err));
+    assert.equal(err.status, 502);
+    assert.equal(err.type, 'overloaded_error');
+    assert.equal(err.apiMessage, 'Overloaded');
+  });
+
+  it('a whole completion mislabelled the same way is answered as a stream, as a JSON answer to a stream request is', async () => {
+    mock.setFallback((req) => ({ headers: { 'content-type': 'text/event-stream' }, body: JSON.stringify(openAIJson(TEXT, upstreamModel(req))) }));
+    const stream = await openai().chat.completions.create({ model: 'm-openai', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    assert.equal(text, 'served');
+  });
+
+  it('a model group fails over to its next target (stream)', async () => {
+    mock.setFallback((req) => (upstreamModel(req).endsWith('-a') ? bareError(OPENAI_QUOTA) : ok(req)));
+    const stream = await openai().chat.completions.create({ model: 'g-fo', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    assert.equal(text, 'served');
+    assert.deepEqual(mock.requests.map(upstreamModel), ['fo-up-a', 'fo-up-b']);
+  });
+});
+
 describe('a completion without choices is no answer', () => {
   const EMPTY = (req: RecordedRequest): Reply => ({ json: { ...openAIJson(TEXT, upstreamModel(req)), choices: [] } });
   for (const stream of [false, true]) {

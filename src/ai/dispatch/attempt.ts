@@ -19,7 +19,7 @@ import type { HeaderTemplateVar } from '../../lib/default-headers.ts';
 import { liftReasoning, type OpenAIResponseOptions } from '../protocols/openai-response-options.ts';
 import type { AttemptErrorClass } from './retry-policy.ts';
 import { parseObject, type CallerCodec } from './codecs.ts';
-import { relayStream, SSE_HEADERS, TranslatingRelay } from './relay.ts';
+import { NotAnEventStream, relayStream, SSE_HEADERS, TranslatingRelay } from './relay.ts';
 import { failureKind, shouldRetryOf, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
 import { errorUnder2xx, hasNoChoices, NO_CHOICES } from './answer-shape.ts';
 import { recordUsage } from './usage.ts';
@@ -187,33 +187,39 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
     });
   }
   const contentType = response.headers['content-type'] ?? '';
+  let text: string;
   if (call.stream && contentType.startsWith('text/event-stream')) {
     const relay = native
       ? call.codec.createNativeRelay(call.alias, !call.wantUsage, t.providerKey.response)
       : new TranslatingRelay(adapter.translator?.createStreamDecoder() ?? new OpenAIChatStreamDecoder(t.providerKey.response), call.codec.createEncoder(call.alias, call.wantUsage), call.codec);
     try {
       await relayStream(ctx, response, relay, call.codec, streamTimeoutMs, t.providerKey.view.apiKey);
+      return { ok: true };
     } catch (err) {
       // The upstream failed before its first byte: nothing reached the caller.
-      const e = err as GatewayError;
-      return failed({ errorClass: e.code === 'upstream_timeout' ? 'timeout' : e.code === 'upstream_decode' ? 'upstream_decode' : 'transport', status: undefined, retryAfterMs: undefined, error: e });
+      if (!(err instanceof NotAnEventStream)) {
+        const e = err as GatewayError;
+        return failed({ errorClass: e.code === 'upstream_timeout' ? 'timeout' : e.code === 'upstream_decode' ? 'upstream_decode' : 'transport', status: undefined, retryAfterMs: undefined, error: e });
+      }
+      // A JSON document mislabelled as a stream (typically an error): answered as the JSON it is.
+      text = err.text;
     }
-    return { ok: true };
-  }
-  // timeout_ms bounds the whole non-streaming exchange: the body gets what is left of it.
-  const remaining = timeoutMs > 0 ? Math.max(1, timeoutMs - (performance.now() - sentAt)) : 0;
-  const read = await readUnlessGone(ctx, response, remaining, undefined, `upstream request timed out after ${timeoutMs}ms`);
-  if (!read.ok) {
-    if (ctx.clientDisconnected) {
-      ctx.fail('client_disconnected', read.message);
-      return { ok: true };
+  } else {
+    // timeout_ms bounds the whole non-streaming exchange: the body gets what is left of it.
+    const remaining = timeoutMs > 0 ? Math.max(1, timeoutMs - (performance.now() - sentAt)) : 0;
+    const read = await readUnlessGone(ctx, response, remaining, undefined, `upstream request timed out after ${timeoutMs}ms`);
+    if (!read.ok) {
+      if (ctx.clientDisconnected) {
+        ctx.fail('client_disconnected', read.message);
+        return { ok: true };
+      }
+      return failed({ errorClass: failureKind(read) as AttemptErrorClass, status: undefined, retryAfterMs: undefined, error: upstreamFailureError(read) });
     }
-    return failed({ errorClass: failureKind(read) as AttemptErrorClass, status: undefined, retryAfterMs: undefined, error: upstreamFailureError(read) });
+    ctx.upstreamEndMs = ctx.elapsedMs();
+    text = read.body.toString('utf8');
   }
-  ctx.upstreamEndMs = ctx.elapsedMs();
   // A JSON answer's first byte is its head (a stream's is its first event, set by the relay).
   ctx.upstreamFirstByteMs = headMs;
-  const text = read.body.toString('utf8');
   const inBand = errorUnder2xx(text, (b) => adapter.classifyError(502, b, response.headers), t.providerKey.view.apiKey);
   if (inBand !== undefined) {
     return failed({ errorClass: 'upstream_in_band', status: undefined, retryAfterMs: undefined, shouldRetry: shouldRetryOf(response.headers), error: inBand });

@@ -1,6 +1,12 @@
 // Relaying an upstream event stream to the caller through a line transform (native relay or
 // translation), with the head sent on the first upstream bytes (ADR 0003), an idle timeout on
 // every gap, backpressure, and a caller-protocol error frame when the stream breaks.
+//
+// A body labelled text/event-stream whose first byte (after whitespace) is `{` is no event stream
+// (an SSE line starts with a field name, `:` or nothing): some upstreams send their JSON error
+// document that way. It is read whole, nothing sent to the caller, and handed back to the attempt
+// (NotAnEventStream), which treats it as the JSON answer it is: an error envelope fails the attempt
+// as an in-band upstream error, so a model group can still fail over.
 import { GatewayError } from '../../lib/errors.ts';
 import { SseEventAssembler, SseFrameTooLarge, SseLineSplitter, type SseFrame } from '../../lib/sse-lines.ts';
 import type { RequestContext } from '../../http/context.ts';
@@ -13,6 +19,22 @@ import { recordUsage } from './usage.ts';
 import { inBandErrorStatus } from '../../lib/in-band-status.ts';
 import type { UpstreamResponse } from '../../http/upstream.ts';
 import { withoutKey } from './upstream-errors.ts';
+
+/** A JSON document read whole before it would have been relayed; the SSE relay does not go further. */
+const MAX_JSON_BODY_BYTES = 4 * 1024 * 1024;
+
+/** The upstream's "event stream" was a JSON document, read whole; nothing reached the caller. */
+export class NotAnEventStream extends Error {
+  readonly text: string;
+
+  constructor(text: string) {
+    super('upstream answered a stream request with a JSON document under text/event-stream');
+    this.text = text;
+  }
+}
+
+/** Whether `c` is JSON / SSE whitespace: space, tab, LF, CR. */
+const isBlank = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -81,7 +103,8 @@ export class TranslatingRelay implements NativeRelay {
 /**
  * Relay an upstream event stream. Each gap between upstream chunks, the first included, is
  * bounded by `idleMs`. Rejects (with nothing written) only when the upstream fails before its
- * first byte; afterwards failures end the caller's stream with an error frame.
+ * first byte, or with NotAnEventStream when its body is a JSON document; afterwards failures end
+ * the caller's stream with an error frame.
  */
 export function relayStream(
   ctx: RequestContext,
@@ -104,6 +127,11 @@ export function relayStream(
     };
     /** Status of the first in-band error event (0 while none arrived). */
     let inBandStatus = 0;
+    /** Until the first byte that is not whitespace tells an event stream from a JSON document. */
+    let shape: 'unknown' | 'sse' | 'json' = 'unknown';
+    /** Bytes held while the shape is unknown, then the JSON document's bytes. */
+    let held: Buffer[] = [];
+    let heldBytes = 0;
 
     const start = (): void => {
       if (started) return;
@@ -165,8 +193,28 @@ export function relayStream(
       resolve();
     });
 
-    response.on('data', (chunk: Buffer) => {
+    response.on('data', (data: Buffer) => {
       if (finished) return;
+      let chunk = data;
+      if (shape !== 'sse') {
+        if (shape === 'unknown') {
+          let i = 0;
+          while (i < chunk.length && isBlank(chunk[i])) i++;
+          if (i < chunk.length) shape = chunk[i] === 123 ? 'json' : 'sse'; // {
+        }
+        if (shape !== 'sse') {
+          held.push(chunk);
+          heldBytes += chunk.length;
+          if (heldBytes > MAX_JSON_BODY_BYTES) {
+            fail(new GatewayError('upstream_decode', `upstream answered a stream request with a JSON document larger than ${MAX_JSON_BODY_BYTES} bytes`), 'upstream_decode');
+            return;
+          }
+          idle.arm();
+          return;
+        }
+        if (held.length > 0) chunk = Buffer.concat([...held, chunk]);
+        held = [];
+      }
       let out = '';
       try {
         split.push(chunk, (line) => (out += onLine(line)));
@@ -211,8 +259,17 @@ export function relayStream(
     });
     response.once('end', () => {
       if (finished) return;
+      if (shape === 'json') {
+        settle();
+        reject(new NotAnEventStream(Buffer.concat(held).toString('utf8')));
+        return;
+      }
+      let out = '';
+      // Whitespace only: the blank lines it holds are the stream's.
+      for (const chunk of held) split.push(chunk, (line) => (out += onLine(line)));
+      held = [];
       const rest = split.flush();
-      let out = rest.length > 0 ? onLine(rest) : '';
+      if (rest.length > 0) out += onLine(rest);
       // Close an event the upstream left open, as its blank line would: relayed as it is, the
       // caller's parser would merge it with the frame `finish` appends ([DONE], message_stop).
       if (open) out += onLine('');
