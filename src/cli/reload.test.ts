@@ -28,3 +28,24 @@ test('requests during a load are coalesced into one more load, results in order'
   await reloader.idle();
   assert.deepEqual(results, [1, 2, -1]);
 });
+
+test('closed: a pending reload does not run, later requests start none, the running load still reports', async () => {
+  const gates: Array<(r: LoadResult) => void> = [];
+  const results: number[] = [];
+  const reloader = createReloader(
+    'f',
+    (r) => results.push(r.ok ? r.count : -1),
+    () => new Promise<LoadResult>((resolve) => gates.push(resolve)),
+  );
+  reloader.request();
+  reloader.request();
+  reloader.close();
+  reloader.request();
+  gates[0]({ ok: true, resources: {} as never, count: 1 });
+  await reloader.idle();
+  assert.deepEqual(results, [1]);
+  assert.equal(gates.length, 1, 'no load after close');
+  reloader.request();
+  await reloader.idle();
+  assert.equal(gates.length, 1);
+});

@@ -137,7 +137,14 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     }
     flushLogger(logger);
   });
-  process.on('SIGHUP', () => reloader.request());
+  process.on('SIGHUP', () => {
+    if (lifecycle.draining) {
+      logger.info({ signal: 'SIGHUP' }, 'draining: SIGHUP ignored, resources not reloaded');
+      flushLogger(logger);
+      return;
+    }
+    reloader.request();
+  });
   const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string): void => {
@@ -148,6 +155,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
       }
       stopping = true;
       lifecycle.draining = true;
+      reloader.close();
       logger.info({ signal, min_drain_secs: config.shutdown.min_drain_secs }, 'draining');
       flushLogger(logger);
       setTimeout(() => {

@@ -6,24 +6,29 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import OpenAI from 'openai';
 import { startGateway, type Gateway } from '../harness/spawn.ts';
-import { startMockUpstream, chatCompletion, type MockUpstream } from '../harness/mock-upstream.ts';
+import { startMockUpstream, chatChunks, chatCompletion, type MockUpstream } from '../harness/mock-upstream.ts';
 
 const CALLER_KEY = 'sk-e2e-drain-caller';
 const SLOW_MS = 1500;
 const HANG_MS = 10_000;
+/** Gap between a slow stream's events: five of them keep a drain waiting about 2.5 s. */
+const STREAM_GAP_MS = 500;
 
 let mock: MockUpstream;
 
 before(async () => {
   mock = await startMockUpstream();
   // The model name picks the behaviour, so concurrent cases share one mock.
-  mock.setFallback((req) => ({
-    delayHeadersMs: req.json?.model === 'hang-up' ? HANG_MS : SLOW_MS,
-    json: chatCompletion({ model: req.json?.model, content: 'slow answer' }),
-  }));
+  mock.setFallback((req) =>
+    req.json?.model === 'stream-up'
+      ? { sse: chatChunks({ model: 'stream-up', parts: ['slow', ' stream'] }), delayBetweenEventsMs: STREAM_GAP_MS }
+      : { delayHeadersMs: req.json?.model === 'hang-up' ? HANG_MS : SLOW_MS, json: chatCompletion({ model: req.json?.model, content: 'slow answer' }) },
+  );
 });
 after(() => mock?.close());
 
@@ -34,6 +39,7 @@ function resources() {
     models: [
       { display_name: 'slow', provider: 'openai', model_name: 'slow-up', provider_key: 'up' },
       { display_name: 'hang', provider: 'openai', model_name: 'hang-up', provider_key: 'up' },
+      { display_name: 'stream', provider: 'openai', model_name: 'stream-up', provider_key: 'up' },
     ],
     api_keys: [{ display_name: 'caller', key_hash: createHash('sha256').update(CALLER_KEY).digest('hex'), allowed_models: ['*'], allowed_routes: ['*'] }],
     passthrough_routes: [{ name: 'pt', path_prefix: '/passthrough/pt', target_url: mock.url, provider_key: 'up' }],
@@ -194,6 +200,47 @@ describe('graceful shutdown', { concurrency: true }, () => {
     assert.deepEqual(exit, { code: 0, signal: null }, gw.stderrText());
     assert.ok(Date.now() - signalledAt >= 900, 'exited before min_drain_secs had passed');
     assert.equal(gw.stdout.length, 1, `stdout: ${gw.stdout.join('\n')}`);
+  });
+
+  test('a SIGHUP while draining is ignored with one log line: no loader child starts, the stream in flight completes', async (t) => {
+    const gw = await start({ min_drain_secs: 0, drain_timeout_secs: 10 });
+    t.after(() => gw.stop());
+    /** The gateway's child processes (a reload's loader is one). */
+    const children = (): string => {
+      try {
+        return execFileSync('ps', ['--ppid', String(gw.proc.pid), '-o', 'pid=,args='], { encoding: 'utf8' }).trim();
+      } catch {
+        return ''; // ps exits 1 when nothing matches
+      }
+    };
+    // A FIFO without a writer holds a loader that would read it until its load timeout (60 s):
+    // a reload started now could not go unnoticed.
+    fs.rmSync(gw.resourcesPath!);
+    execFileSync('mkfifo', [gw.resourcesPath!]);
+    const openai = new OpenAI({ baseURL: `${gw.proxyUrl}/v1`, apiKey: CALLER_KEY, maxRetries: 0, timeout: 20_000 });
+    const stream = await openai.chat.completions.create({ model: 'stream', messages: [{ role: 'user', content: 'sighup-drain' }], stream: true });
+    const reading = (async () => {
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+      return text;
+    })();
+    await upstreamHas('sighup-drain');
+    assert.equal(children(), '', 'no child before the signals');
+    gw.signal('SIGTERM');
+    const deadline = Date.now() + 2_000;
+    while (!gw.stderrText().includes('"draining"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    gw.signal('SIGHUP');
+    // A loader child is forked at once on SIGHUP; look for one for a while.
+    for (let i = 0; i < 20; i++) {
+      assert.equal(children(), '', `a child process started during the drain\n${gw.stderrText()}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(await reading, 'slow stream', 'the stream in flight completes');
+    const exit = await exitWithin(gw, 8_000);
+    assert.deepEqual(exit, { code: 0, signal: null }, gw.stderrText());
+    const ignored = gw.stderrText().split('\n').filter((l) => l.includes('SIGHUP ignored'));
+    assert.equal(ignored.length, 1, gw.stderrText());
+    assert.match(ignored[0], /draining/);
   });
 
   test('SIGINT drains too: the in-flight request completes with 200, exit 0', async (t) => {
