@@ -60,12 +60,19 @@ function rawStream(path: string): RawCaller {
   let size = 0;
   let onHead: (h: string) => void = () => {};
   const head = new Promise<string>((resolve) => (onHead = resolve));
+  let headSeen = false;
   socket.on('data', (c: Buffer) => {
     chunks.push(c);
     size += c.length;
+    // Look for the head only until it is found: joining every chunk on every read would make a
+    // 16 MiB stream quadratic, and a reader that busy stalls long enough to be cut.
+    if (headSeen) return;
     const text = Buffer.concat(chunks).toString('latin1');
     const end = text.indexOf('\r\n\r\n');
-    if (end >= 0) onHead(text.slice(0, end));
+    if (end >= 0) {
+      headSeen = true;
+      onHead(text.slice(0, end));
+    }
   });
   const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(Buffer.concat(chunks).toString('utf8'))));
   socket.on('error', () => {});
@@ -116,16 +123,19 @@ test('a caller that reads slowly but keeps reading gets the whole stream', { tim
   const caller = rawStream('/v1/chat/completions');
   await caller.head;
   const startedAt = Date.now();
-  // Read in bursts: every pause is far shorter than send_timeout_ms (the socket buffers between
-  // gateway and caller are drained by several bursts), the stream lasts longer than it.
-  let reading = false;
-  const timer = setInterval(() => {
-    reading = !reading;
-    if (reading) caller.socket.resume();
-    else caller.socket.pause();
-  }, 150);
-  caller.socket.pause();
-  const text = await caller.closed.finally(() => clearInterval(timer));
+  // Read in short bursts with longer pauses: every pause is well under send_timeout_ms, and the
+  // stream lasts several times longer than it.
+  let timer: NodeJS.Timeout | undefined;
+  const pause = (): void => {
+    caller.socket.pause();
+    timer = setTimeout(read, 450);
+  };
+  const read = (): void => {
+    caller.socket.resume();
+    timer = setTimeout(pause, 10);
+  };
+  pause();
+  const text = await caller.closed.finally(() => clearTimeout(timer));
   const u = await usageOf(gw, requestIdOf(text));
   assert.ok(text.includes('data: [DONE]'), `stream cut after ${caller.received()} bytes: ${u.error_message}`);
   assert.ok(Date.now() - startedAt > SEND_TIMEOUT_MS, 'the stream outlasted send_timeout_ms');
