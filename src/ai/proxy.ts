@@ -195,7 +195,7 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
     }
     ctx.endpoint = path;
     const codec = r.codec;
-    res.setHeader(codec.requestIdHeader, ctx.requestId);
+    ctx.sdkRequestIdHeader = codec.requestIdHeader;
     const handler = r.methods.get(req.method ?? 'GET');
     if (handler === undefined) {
       fail(ctx, codec, new GatewayError('method_not_allowed', `method ${req.method} is not allowed on ${path}`, { headers: { allow: r.allow }, publicCode: null }));
@@ -224,7 +224,7 @@ function shed(ctx: RequestContext, url: string, max: number): void {
   const r = ROUTES.get(path);
   if (r !== undefined) ctx.endpoint = path;
   const codec = r?.codec ?? openAIChatCodec;
-  ctx.res.setHeader(codec.requestIdHeader, ctx.requestId);
+  ctx.sdkRequestIdHeader = codec.requestIdHeader;
   const message = `the gateway is serving its limit of ${max} requests at once; retry later`;
   fail(ctx, codec, new GatewayError('overloaded', message, { headers: { 'retry-after': '1' } }));
 }

@@ -24,6 +24,12 @@ export class RequestContext {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly requestId: string;
+  /**
+   * A second response header that carries the request id, for the caller's SDK (`x-request-id`,
+   * `request-id`); set by the route and written with the head like the other headers (a
+   * `setHeader` ahead of `writeHead` makes Node merge and re-validate every header of the head).
+   */
+  sdkRequestIdHeader: string | undefined = undefined;
   readonly clientIp: string;
   readonly startedAt = performance.now();
 

@@ -32,6 +32,7 @@ export function sendBody(
     [REQUEST_ID_HEADER]: ctx.requestId,
     'content-length': length,
   };
+  if (ctx.sdkRequestIdHeader !== undefined) head[ctx.sdkRequestIdHeader] = ctx.requestId;
   if (contentType !== undefined) head['content-type'] = contentType;
   if (headers !== undefined) Object.assign(head, headers);
   ctx.status = status;
@@ -139,6 +140,7 @@ export function sendEmpty(ctx: RequestContext, status: number, headers?: Record<
 export function startStream(ctx: RequestContext, status: number, headers: OutgoingHttpHeaders): void {
   ctx.status = status;
   headers[REQUEST_ID_HEADER] = ctx.requestId;
+  if (ctx.sdkRequestIdHeader !== undefined) headers[ctx.sdkRequestIdHeader] = ctx.requestId;
   ctx.res.writeHead(status, headers);
   // Push the head out now: SSE clients wait on it, and it is what time-to-first-byte measures.
   ctx.res.flushHeaders();
