@@ -3,15 +3,21 @@ import assert from 'node:assert/strict';
 import { createReloader } from './reload.ts';
 import type { LoadResult } from '../resources/loader.ts';
 
-test('requests during a load are coalesced into one more load, results in order', async () => {
+/** A reloader whose loads wait for the test to settle them (`gates`); results recorded as counts, -1 for a failure. */
+function gatedReloader() {
   const gates: Array<(r: LoadResult) => void> = [];
   const results: number[] = [];
-  let n = 0;
   const reloader = createReloader(
     'f',
     (r) => results.push(r.ok ? r.count : -1),
     () => new Promise<LoadResult>((resolve) => gates.push(resolve)),
   );
+  return { gates, results, reloader };
+}
+
+test('requests during a load are coalesced into one more load, results in order', async () => {
+  const { gates, results, reloader } = gatedReloader();
+  let n = 0;
   reloader.request();
   reloader.request();
   reloader.request();
@@ -30,13 +36,7 @@ test('requests during a load are coalesced into one more load, results in order'
 });
 
 test('closed: a pending reload does not run, later requests start none, the running load still reports', async () => {
-  const gates: Array<(r: LoadResult) => void> = [];
-  const results: number[] = [];
-  const reloader = createReloader(
-    'f',
-    (r) => results.push(r.ok ? r.count : -1),
-    () => new Promise<LoadResult>((resolve) => gates.push(resolve)),
-  );
+  const { gates, results, reloader } = gatedReloader();
   reloader.request();
   reloader.request();
   reloader.close();

@@ -9,9 +9,11 @@ export interface Span {
   end: number;
 }
 
+/** JSON whitespace (also what SSE lines and HTTP bodies are padded with): space, tab, LF, CR. */
+export const isJsonSpace = (c: number): boolean => c === 32 || c === 10 || c === 13 || c === 9;
+
 function skipWs(s: string, i: number): number {
-  let c = s.charCodeAt(i);
-  while (c === 32 || c === 10 || c === 13 || c === 9) c = s.charCodeAt(++i);
+  while (isJsonSpace(s.charCodeAt(i))) i++;
   return i;
 }
 

@@ -62,6 +62,22 @@ function ok(req: RecordedRequest): Reply {
   return { json: familyOf(req) === 'anthropic' ? anthropicJson(TEXT, upstreamModel(req)) : openAIJson(TEXT, upstreamModel(req)) };
 }
 
+/**
+ * The OpenAI SDK's error for OPENAI_QUOTA relayed as an upstream error: 502 with the upstream's
+ * type, code and message (key masked), recorded upstream_in_band.
+ */
+async function assertQuotaError(err: any): Promise<void> {
+  assert.ok(err instanceof OpenAI.APIError, String(err));
+  assert.equal(err.status, 502);
+  assert.equal(err.type, 'insufficient_quota');
+  assert.equal(err.code, 'insufficient_quota');
+  assert.match(err.message, /You exceeded your current quota \(key \[REDACTED\]\)/);
+  assert.doesNotMatch(JSON.stringify(err.error), new RegExp(UPSTREAM_KEY));
+  const row = await usageOf(gw, err.headers?.get('x-tollgate-request-id') ?? null);
+  assert.equal(row.status, 502);
+  assert.equal(row.error_class, 'upstream_in_band');
+}
+
 async function callerError(p: Promise<unknown>): Promise<any> {
   try {
     const v: any = await p;
@@ -83,15 +99,7 @@ describe('an error envelope under 200 is an upstream error', () => {
     it(`openai SDK, native (stream ${stream}): 502 with the upstream's message (key masked), type and code; usage upstream_in_band`, async () => {
       mock.setFallback({ json: OPENAI_QUOTA });
       const err = await callerError(openAICall('m-openai', stream));
-      assert.ok(err instanceof OpenAI.APIError, String(err));
-      assert.equal(err.status, 502);
-      assert.equal(err.type, 'insufficient_quota');
-      assert.equal(err.code, 'insufficient_quota');
-      assert.match(err.message, /You exceeded your current quota \(key \[REDACTED\]\)/);
-      assert.doesNotMatch(JSON.stringify(err.error), new RegExp(UPSTREAM_KEY));
-      const row = await usageOf(gw, err.headers?.get('x-tollgate-request-id') ?? null);
-      assert.equal(row.status, 502);
-      assert.equal(row.error_class, 'upstream_in_band');
+      await assertQuotaError(err);
     });
 
     it(`anthropic SDK, translated to an OpenAI upstream (stream ${stream}): 502 api_error with the upstream's message`, async () => {
@@ -148,15 +156,7 @@ describe('a stream answered with a bare JSON error document under text/event-str
     it(`openai SDK, native, stream: 502 with the upstream's message (key masked), type and code; usage upstream_in_band${chunked ? ' (body split across chunks)' : ''}`, async () => {
       mock.setFallback(bareError(OPENAI_QUOTA, chunked));
       const err = await callerError(openAICall('m-openai', true));
-      assert.ok(err instanceof OpenAI.APIError, String(err));
-      assert.equal(err.status, 502);
-      assert.equal(err.type, 'insufficient_quota');
-      assert.equal(err.code, 'insufficient_quota');
-      assert.match(err.message, /You exceeded your current quota \(key \[REDACTED\]\)/);
-      assert.doesNotMatch(JSON.stringify(err.error), new RegExp(UPSTREAM_KEY));
-      const row = await usageOf(gw, err.headers?.get('x-tollgate-request-id') ?? null);
-      assert.equal(row.status, 502);
-      assert.equal(row.error_class, 'upstream_in_band');
+      await assertQuotaError(err);
     });
   }
 

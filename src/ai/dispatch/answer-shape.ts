@@ -4,7 +4,7 @@
 // group fails over), never a 200 carrying an error or an empty answer.
 import { GatewayError } from '../../lib/errors.ts';
 import { reportsError } from '../../lib/in-band-status.ts';
-import { findTopLevelMember } from '../../lib/json-scan.ts';
+import { findTopLevelMember, isJsonSpace } from '../../lib/json-scan.ts';
 import type { ClassifiedError } from '../providers/contract.ts';
 import { parseObject } from './codecs.ts';
 import { withoutKey } from './upstream-errors.ts';
@@ -37,7 +37,7 @@ export function hasNoChoices(text: string): boolean {
   if (text.charCodeAt(span.start) !== 91) return true; // [
   for (let i = span.start + 1; i < span.end; i++) {
     const ch = text.charCodeAt(i);
-    if (ch !== 32 && ch !== 9 && ch !== 10 && ch !== 13) return ch === 93; // ]
+    if (!isJsonSpace(ch)) return ch === 93; // ]
   }
   return true;
 }

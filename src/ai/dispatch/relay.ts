@@ -19,6 +19,7 @@ import { recordUsage } from './usage.ts';
 import { inBandErrorStatus } from '../../lib/in-band-status.ts';
 import type { UpstreamResponse } from '../../http/upstream.ts';
 import { withoutKey } from './upstream-errors.ts';
+import { isJsonSpace } from '../../lib/json-scan.ts';
 
 /** A JSON document read whole before it would have been relayed; the SSE relay does not go further. */
 const MAX_JSON_BODY_BYTES = 4 * 1024 * 1024;
@@ -32,9 +33,6 @@ export class NotAnEventStream extends Error {
     this.text = text;
   }
 }
-
-/** Whether `c` is JSON / SSE whitespace: space, tab, LF, CR. */
-const isBlank = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -199,7 +197,7 @@ export function relayStream(
       if (shape !== 'sse') {
         if (shape === 'unknown') {
           let i = 0;
-          while (i < chunk.length && isBlank(chunk[i])) i++;
+          while (i < chunk.length && isJsonSpace(chunk[i])) i++;
           if (i < chunk.length) shape = chunk[i] === 123 ? 'json' : 'sse'; // {
         }
         if (shape !== 'sse') {

@@ -1,6 +1,7 @@
 // Turning upstream failures (values) into the GatewayError the caller sees (spec 2 §7).
 import { http } from '../../http/node-http.ts';
 import { GatewayError } from '../../lib/errors.ts';
+import { headerValue, type HeaderRecord } from '../../lib/http-headers.ts';
 import type { UpstreamFailure } from '../../http/upstream.ts';
 import type { ClassifiedError } from '../providers/contract.ts';
 
@@ -49,9 +50,8 @@ const OVERLOADED = 'overloaded_error';
  * An upstream's `x-should-retry` header (OpenAI and Anthropic send it; both SDKs obey it): true or
  * false when it says so, else undefined.
  */
-export function shouldRetryOf(headers: Readonly<Record<string, string | string[] | undefined>>): boolean | undefined {
-  const v = headers['x-should-retry'];
-  const s = Array.isArray(v) ? v[0] : v;
+export function shouldRetryOf(headers: HeaderRecord): boolean | undefined {
+  const s = headerValue(headers, 'x-should-retry');
   return s === 'true' ? true : s === 'false' ? false : undefined;
 }
 

@@ -2,7 +2,7 @@
 // It rewrites `model` to the caller's alias, taps usage, spots the end marker, finish reasons and
 // in-band errors, and drops the usage-only chunk the gateway asked for on the caller's behalf.
 // Frames are never parsed and re-serialised; only the usage frame is parsed.
-import { replaceTopLevelString } from '../../lib/json-scan.ts';
+import { isJsonSpace, replaceTopLevelString } from '../../lib/json-scan.ts';
 import { inBandErrorStatus, reportsError } from '../../lib/in-band-status.ts';
 import { scanUsage, type OpenAIUsage } from './openai-chat.ts';
 import type { CanonicalUsage, StreamError } from './canonical.ts';
@@ -94,10 +94,10 @@ export class OpenAIChatStreamRelay {
 function namesFinishReason(payload: string): boolean {
   for (let k = payload.indexOf('"finish_reason"'); k >= 0; k = payload.indexOf('"finish_reason"', k + 15)) {
     let i = k + 15;
-    while (isSpace(payload.charCodeAt(i))) i++;
+    while (isJsonSpace(payload.charCodeAt(i))) i++;
     if (payload.charCodeAt(i) !== 58) continue; // :
     i++;
-    while (isSpace(payload.charCodeAt(i))) i++;
+    while (isJsonSpace(payload.charCodeAt(i))) i++;
     if (payload.charCodeAt(i) === 34) return true; // "
   }
   return false;
@@ -105,8 +105,6 @@ function namesFinishReason(payload: string): boolean {
 
 /** A `choices` list with a first element (`"choices":[]`, the usage-only chunk's, has none). */
 const CHOICE = /"choices"\s*:\s*\[\s*[^\s\]]/;
-
-const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13;
 
 const NO_FINISH_REASON = { type: 'upstream_decode', message: 'upstream stream ended without a finish reason' };
 
