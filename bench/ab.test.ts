@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
-import { parseAbArgs, parseTarget } from './ab.ts';
+import { parseTarget } from './ab-targets.ts';
+import { parseAbArgs } from './ab.ts';
 
 const repo = resolve(import.meta.dirname, '..');
 

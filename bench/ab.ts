@@ -12,57 +12,12 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { coreBusyBetween, readCoreTimes, threadCpuMicros, treeCpuMicros, treePeakRssBytes } from './procstat.ts';
 import { median } from './stats.ts';
-import {
-  spawnReady,
-  tollgateLaunch,
-  warmTollgate,
-  writeTollgateConfig,
-  writeTollgateObsFullConfig,
-  writeTollgateObsOffConfig,
-  type Spawned,
-} from './targets.ts';
+import { intOption, parseTarget, startRig, type TargetSpec } from './ab-targets.ts';
+import type { Spawned } from './targets.ts';
 import { fetchCollectorStats } from './null-collector.ts';
 import { runOpenLoopProcess, type OpenLoopResult } from './open-loop.ts';
 import { CHAT_PATH, CLIENT_HEADERS, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
 import { runWrk } from './wrk.ts';
-
-const BENCH_DIR = import.meta.dirname;
-const REPO_ROOT = resolve(BENCH_DIR, '..');
-const CONFIGS = ['tollgate', 'obs-full', 'obs-off'] as const;
-type Config = (typeof CONFIGS)[number];
-
-interface TargetSpec {
-  label: string;
-  /** null: the minimal proxy. */
-  config: Config | null;
-  repo: string;
-  nodeFlags: string[];
-  env: Record<string, string>;
-}
-
-/**
- * `minimal` | `<tollgate|obs-full|obs-off>[@<repo dir>]`, then any node flags (`--x`) and
- * environment variables (`NAME=value`, e.g. a `TOLLGATE_<SECTION>__<KEY>` config override).
- */
-export function parseTarget(text: string): TargetSpec {
-  const [head, ...rest] = text.trim().split(/\s+/);
-  const nodeFlags = rest.filter((t) => t.startsWith('-'));
-  const env = Object.fromEntries(
-    rest.filter((t) => !t.startsWith('-')).map((t) => {
-      const eq = t.indexOf('=');
-      if (eq <= 0) throw new Error(`target "${text}": "${t}" is neither a node flag nor NAME=value`);
-      return [t.slice(0, eq), t.slice(eq + 1)];
-    }),
-  );
-  const at = head.indexOf('@');
-  const name = at < 0 ? head : head.slice(0, at);
-  const repo = at < 0 ? REPO_ROOT : resolve(head.slice(at + 1));
-  if (name === 'minimal') return { label: text, config: null, repo, nodeFlags, env };
-  if (!(CONFIGS as readonly string[]).includes(name)) {
-    throw new Error(`target "${text}": expected minimal or one of ${CONFIGS.join(', ')}, optionally @<repo dir> and node flags`);
-  }
-  return { label: text, config: name as Config, repo, nodeFlags, env };
-}
 
 export interface AbOptions {
   reps: number;
@@ -76,12 +31,6 @@ export interface AbOptions {
   /** Latency mode: seconds of SSE saturation before each measurement (0: none). */
   preloadSse: number;
   targets: TargetSpec[];
-}
-
-function intOption(name: string, text: string, min: number, max: number): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name}: must be an integer in [${min}, ${max}], got ${text}`);
-  return n;
 }
 
 /** The command line, checked: every bad value is an error naming its option. */
@@ -129,50 +78,18 @@ async function main(): Promise<void> {
   const onSignal = (): void => void Promise.all(procs.map((p) => p.stop())).then(() => process.exit(130));
   process.once('SIGINT', onSignal);
   try {
-    const core0 = (name: string, script: string, listener: string): Promise<Spawned> =>
-      spawnReady({ name, args: [join(BENCH_DIR, script)], cpus: '0', listener, readyTimeoutMs: 10_000 });
-    const mock = await core0('mock upstream', 'mock-upstream.ts', 'upstream');
-    procs.push(mock);
-    const collector = await core0('null collector', 'null-collector.ts', 'collector');
-    procs.push(collector);
-    const files = writeTollgateConfig(work, mock.addr);
-    const configPath = (c: Config, i: number): string => {
-      const dir = join(work, `t${i}`);
-      if (c === 'obs-full') return writeTollgateObsFullConfig(dir, mock.addr, collector.addr).configPath;
-      if (c === 'obs-off') return writeTollgateObsOffConfig(dir, mock.addr).configPath;
-      return files.configPath;
-    };
+    const rig = await startRig(work);
+    procs.push(rig.mock, rig.collector);
+    const { collector } = rig;
     const profFlags = (i: number): string[] =>
       opts.prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(resolve(opts.prof), `t${i}`)}`];
     const started: Spawned[] = [];
-    const warmed = new Set<string>();
     for (const [i, s] of specs.entries()) {
-      let env: NodeJS.ProcessEnv = { ...process.env, ...s.env, BENCH_KEY: files.key };
-      let args: string[];
-      if (s.config === null) {
-        args = [...s.nodeFlags, join(s.repo, 'bench', 'minimal-proxy.ts'), `http://${mock.addr}`];
-      } else {
-        // As `npm start` runs it (an older tree without a launcher: src/main.ts); the target's
-        // own node flags and variables come after the launch's, so they win.
-        const launch = tollgateLaunch(s.repo) ?? { nodeFlags: [], entry: join(s.repo, 'src', 'main.ts'), env: {} };
-        env = { ...process.env, ...launch.env, ...s.env, BENCH_KEY: files.key };
-        if (!warmed.has(s.repo)) await warmTollgate(launch, s.repo, files.configPath, env);
-        warmed.add(s.repo);
-        args = [...launch.nodeFlags, ...s.nodeFlags, ...profFlags(i), launch.entry, 'start', '--config', configPath(s.config, i)];
-      }
-      const p = await spawnReady({
-        name: s.label,
-        args,
-        cwd: s.repo,
-        env,
-        cpus: '1',
-        listener: 'proxy',
-        readyTimeoutMs: 30_000,
-      });
+      const p = await rig.start(s, i, { nodeFlags: profFlags(i) });
       procs.push(p);
       started.push(p);
     }
-    const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${files.key}`, 'content-type': 'application/json' };
+    const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${rig.key}`, 'content-type': 'application/json' };
     const body = opts.sse ? REQUEST_SSE : REQUEST_JSON;
     const rows = specs.map(() => ({ rps: [] as number[], cpu: [] as number[], threads: new Map<string, number[]>() }));
     const wrk = (p: Spawned, durationSec: number, requestBody = body) =>

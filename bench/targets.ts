@@ -37,6 +37,8 @@ export interface SpawnSpec {
   args: string[];
   /** taskset -c value, or null for no pinning. */
   cpus: string | null;
+  /** A command Node runs under, with its options (e.g. `valgrind --tool=callgrind`). */
+  wrapper?: string[];
   /** Which `listeners` entry of the ready line is the address to load. */
   listener: string;
   cwd?: string;
@@ -58,7 +60,7 @@ function appendTail(tail: string, chunk: string): string {
 
 /** Spawns a Node process and resolves when it printed its ready line; rejects with its stderr. */
 export function spawnReady(spec: SpawnSpec): Promise<Spawned> {
-  const nodeArgs = [process.execPath, ...spec.args];
+  const nodeArgs = [...(spec.wrapper ?? []), process.execPath, ...spec.args];
   const [cmd, argv] =
     spec.cpus === null ? [nodeArgs[0], nodeArgs.slice(1)] : ['taskset', ['-c', spec.cpus, ...nodeArgs]];
   const child: ChildProcess = spawn(cmd, argv, {

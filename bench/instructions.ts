@@ -1,0 +1,195 @@
+// Instructions per request, counted by valgrind's callgrind: an A/B of proxy builds that host noise
+// cannot move. Time per request on a shared virtual machine varies ±30% between processes;
+// the number of instructions a process executes for the same requests does not depend on what
+// else the machine runs. Each target runs under callgrind (one thread per dump file); after a
+// warm-up, each batch of a fixed number of requests is counted alone (counters zeroed before it,
+// dumped after it), and the main thread's count and all threads' are reported per request.
+// Usage: see `bench/README.md` ("Instruction counts").
+
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { intOption, parseTarget, startRig, type TargetSpec } from './ab-targets.ts';
+import { median } from './stats.ts';
+import type { Spawned } from './targets.ts';
+import { CHAT_PATH, CLIENT_HEADERS, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
+
+export interface InstrOptions {
+  /** Requests per counted batch. */
+  requests: number;
+  /** Requests before the first batch (the JIT's warm-up). */
+  warm: number;
+  batches: number;
+  concurrency: number;
+  sse: boolean;
+  targets: TargetSpec[];
+}
+
+/** The command line, checked: every bad value is an error naming its option. */
+export function parseInstrArgs(args: string[]): InstrOptions {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      requests: { type: 'string', default: '1000' },
+      warm: { type: 'string', default: '3000' },
+      batches: { type: 'string', default: '3' },
+      concurrency: { type: 'string', default: '8' },
+      sse: { type: 'boolean', default: false },
+    },
+  });
+  if (positionals.length === 0) throw new Error('name at least one target');
+  return {
+    requests: intOption('requests', values.requests, 1, 1_000_000),
+    warm: intOption('warm', values.warm, 0, 1_000_000),
+    batches: intOption('batches', values.batches, 1, 100),
+    concurrency: intOption('concurrency', values.concurrency, 1, 1_000),
+    sse: values.sse,
+    targets: positionals.map(parseTarget),
+  };
+}
+
+/** The event count of a callgrind dump (its `summary:` line; `totals:` in dumps without one). */
+export function callgrindTotal(dump: string): number {
+  const m = /^summary:\s*(\d+)/m.exec(dump) ?? /^totals:\s*(\d+)/m.exec(dump);
+  if (m === null) throw new Error('callgrind dump without a summary or totals line');
+  return Number(m[1]);
+}
+
+/**
+ * The files of dump `n` of process `pid` (`--separate-threads=yes`: `<prefix>.<pid>.<n>-<thread>`),
+ * by thread number; thread 1 is the main thread.
+ */
+export function dumpFiles(names: readonly string[], prefix: string, pid: number, n: number): Map<number, string> {
+  const head = `${prefix}.${pid}.${n}-`;
+  const out = new Map<number, string>();
+  for (const name of names) {
+    if (!name.startsWith(head)) continue;
+    const thread = Number(name.slice(head.length));
+    if (Number.isInteger(thread) && thread > 0) out.set(thread, name);
+  }
+  return out;
+}
+
+/** Sends exactly `n` requests over `concurrency` keep-alive connections; any answer but 200 fails. */
+async function drive(addr: string, headers: Record<string, string>, body: string, n: number, concurrency: number): Promise<void> {
+  const [host, port] = addr.split(':');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  let left = n;
+  const one = (): Promise<void> =>
+    new Promise((resolveOne, reject) => {
+      const req = http.request({ host, port: Number(port), path: CHAT_PATH, method: 'POST', headers, agent }, (res) => {
+        if (res.statusCode !== 200) reject(new Error(`${addr} answered ${res.statusCode}`));
+        res.resume();
+        res.on('end', () => resolveOne());
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  try {
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, n) }, async () => {
+        while (left > 0) {
+          left--;
+          await one();
+        }
+      }),
+    );
+  } finally {
+    agent.destroy();
+  }
+}
+
+interface Count {
+  main: number;
+  all: number;
+}
+
+/** Dumps the counters of a target running under callgrind and reads the dump back. */
+async function dump(p: Spawned, dir: string, n: number): Promise<Count> {
+  execFileSync('callgrind_control', ['--dump', String(p.pid)], { stdio: 'ignore' });
+  // callgrind_control returns once the command is delivered; the files follow.
+  for (let waited = 0; waited < 60_000; waited += 100) {
+    const files = dumpFiles(readdirSync(dir), 'cg', p.pid, n);
+    const texts = [...files].map(([thread, name]) => [thread, readFileSync(join(dir, name), 'utf8')] as const);
+    // A dump file ends with its totals line once it is written whole.
+    if (texts.length > 0 && texts.some(([t]) => t === 1) && texts.every(([, t]) => /^totals:/m.test(t))) {
+      let all = 0;
+      let main = 0;
+      for (const [thread, text] of texts) {
+        const c = callgrindTotal(text);
+        all += c;
+        if (thread === 1) main = c;
+      }
+      return { main, all };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${p.name}: callgrind dump ${n} did not appear in ${dir}`);
+}
+
+async function main(): Promise<void> {
+  const opts = parseInstrArgs(process.argv.slice(2));
+  for (const tool of ['valgrind', 'callgrind_control']) {
+    try {
+      execFileSync('which', [tool], { stdio: 'ignore' });
+    } catch {
+      throw new Error(`${tool} is not installed (apt-get install -y valgrind)`);
+    }
+  }
+  const work = mkdtempSync(join(tmpdir(), 'tollgate-instr-'));
+  const procs: Spawned[] = [];
+  const onSignal = (): void => void Promise.all(procs.map((p) => p.stop())).then(() => process.exit(130));
+  process.once('SIGINT', onSignal);
+  try {
+    const rig = await startRig(work);
+    procs.push(rig.mock, rig.collector);
+    const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${rig.key}`, 'content-type': 'application/json' };
+    const body = opts.sse ? REQUEST_SSE : REQUEST_JSON;
+    // Every target at once: counts do not depend on how the cores are shared.
+    const rows = await Promise.all(
+      opts.targets.map(async (s, i) => {
+        const dir = join(work, `cg${i}`);
+        mkdirSync(dir, { recursive: true });
+        const p = await rig.start(s, i, {
+          wrapper: ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg')}.%p`],
+          cpus: '0-1',
+          readyTimeoutMs: 300_000,
+        });
+        procs.push(p);
+        await drive(p.addr, headers, body, opts.warm, opts.concurrency);
+        // Dump 1 holds the start and the warm-up; each batch is one dump after counters zeroed.
+        await dump(p, dir, 1);
+        const counts: Count[] = [];
+        for (let b = 0; b < opts.batches; b++) {
+          execFileSync('callgrind_control', ['--zero', String(p.pid)], { stdio: 'ignore' });
+          await drive(p.addr, headers, body, opts.requests, opts.concurrency);
+          const c = await dump(p, dir, b + 2);
+          counts.push({ main: c.main / opts.requests, all: c.all / opts.requests });
+          process.stderr.write(`${s.label}: batch ${b + 1}: ${Math.round(c.main / opts.requests)} main-thread, ${Math.round(c.all / opts.requests)} all-thread instructions/request\n`);
+        }
+        await p.stop();
+        return counts;
+      }),
+    );
+    const base = median(rows[0].map((c) => c.main));
+    const k = (n: number): string => `${(n / 1000).toFixed(1)}k`;
+    console.log(`| target | ${opts.sse ? 'SSE stream' : 'JSON request'}: main-thread instructions (per batch) | all threads | main thread vs first |`);
+    console.log('|---|---:|---:|---:|');
+    for (const [i, s] of opts.targets.entries()) {
+      const main = median(rows[i].map((c) => c.main));
+      const all = median(rows[i].map((c) => c.all));
+      const vs = i === 0 ? '' : `${main >= base ? '+' : ''}${(((main - base) / base) * 100).toFixed(1)}%`;
+      console.log(`| ${s.label} | ${k(main)} (${rows[i].map((c) => k(c.main)).join(', ')}) | ${k(all)} | ${vs} |`);
+    }
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    if (existsSync(work)) rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (isAbsolute(process.argv[1] ?? '') && resolve(process.argv[1]) === import.meta.filename) await main();
