@@ -2,14 +2,14 @@
 // cannot move. Time per request on a shared virtual machine varies ±30% between processes;
 // the number of instructions a process executes for the same requests does not depend on what
 // else the machine runs. Each target runs under callgrind (one thread per dump file); after a
-// warm-up, each batch of a fixed number of requests is counted alone (counters zeroed before it,
-// dumped after it), and the main thread's count and all threads' are reported per request.
+// warm-up, each batch of a fixed number of requests is counted alone (a dump after it, which also
+// restarts the count), and the main thread's count and all threads' are reported per request.
 // Usage: see `bench/README.md` ("Instruction counts").
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { intOption, parseTarget, startRig, type TargetSpec } from './ab-targets.ts';
@@ -24,6 +24,8 @@ export interface InstrOptions {
   warm: number;
   batches: number;
   concurrency: number;
+  /** Keep the dump files (for callgrind_annotate) instead of deleting them. */
+  keep: boolean;
   sse: boolean;
   targets: TargetSpec[];
 }
@@ -39,6 +41,7 @@ export function parseInstrArgs(args: string[]): InstrOptions {
       batches: { type: 'string', default: '3' },
       concurrency: { type: 'string', default: '8' },
       sse: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
     },
   });
   if (positionals.length === 0) throw new Error('name at least one target');
@@ -48,6 +51,7 @@ export function parseInstrArgs(args: string[]): InstrOptions {
     batches: intOption('batches', values.batches, 1, 100),
     concurrency: intOption('concurrency', values.concurrency, 1, 1_000),
     sse: values.sse,
+    keep: values.keep,
     targets: positionals.map(parseTarget),
   };
 }
@@ -74,10 +78,14 @@ export function dumpFiles(names: readonly string[], prefix: string, pid: number,
   return out;
 }
 
-/** Sends exactly `n` requests over `concurrency` keep-alive connections; any answer but 200 fails. */
-async function drive(addr: string, headers: Record<string, string>, body: string, n: number, concurrency: number): Promise<void> {
+/**
+ * Sends exactly `n` requests over the agent's keep-alive connections, `concurrency` at a time; any
+ * answer but 200 fails. One agent serves a target's whole run: connections that close and reopen
+ * between batches would run other code (and, idle in between, V8 may drop the maps and the
+ * optimised code of the request path, to compile them again in the next batch).
+ */
+async function drive(addr: string, agent: http.Agent, headers: Record<string, string>, body: string, n: number, concurrency: number): Promise<void> {
   const [host, port] = addr.split(':');
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   let left = n;
   const one = (): Promise<void> =>
     new Promise((resolveOne, reject) => {
@@ -90,18 +98,14 @@ async function drive(addr: string, headers: Record<string, string>, body: string
       req.on('error', reject);
       req.end(body);
     });
-  try {
-    await Promise.all(
-      Array.from({ length: Math.min(concurrency, n) }, async () => {
-        while (left > 0) {
-          left--;
-          await one();
-        }
-      }),
-    );
-  } finally {
-    agent.destroy();
-  }
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, n) }, async () => {
+      while (left > 0) {
+        left--;
+        await one();
+      }
+    }),
+  );
 }
 
 interface Count {
@@ -150,30 +154,49 @@ async function main(): Promise<void> {
     procs.push(rig.mock, rig.collector);
     const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${rig.key}`, 'content-type': 'application/json' };
     const body = opts.sse ? REQUEST_SSE : REQUEST_JSON;
-    // Every target at once: counts do not depend on how the cores are shared.
-    const rows = await Promise.all(
-      opts.targets.map(async (s, i) => {
-        const dir = join(work, `cg${i}`);
-        mkdirSync(dir, { recursive: true });
-        const p = await rig.start(s, i, {
-          wrapper: ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg')}.%p`],
-          cpus: '0-1',
-          readyTimeoutMs: 300_000,
-        });
-        procs.push(p);
-        await drive(p.addr, headers, body, opts.warm, opts.concurrency);
-        // Dump 1 holds the start and the warm-up; each batch is one dump after counters zeroed.
+    const countTarget = async (s: TargetSpec, i: number): Promise<Count[]> => {
+      const dir = join(work, `cg${i}`);
+      mkdirSync(dir, { recursive: true });
+      const p = await rig.start(s, i, {
+        wrapper: ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg')}.%p`],
+        cpus: '0-1',
+        readyTimeoutMs: 300_000,
+      });
+      procs.push(p);
+      const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
+      try {
+        await drive(p.addr, agent, headers, body, opts.warm, opts.concurrency);
+        // Dump 1 holds the start and the warm-up; batch b is dump b + 1.
         await dump(p, dir, 1);
         const counts: Count[] = [];
         for (let b = 0; b < opts.batches; b++) {
-          execFileSync('callgrind_control', ['--zero', String(p.pid)], { stdio: 'ignore' });
-          await drive(p.addr, headers, body, opts.requests, opts.concurrency);
+          const t0 = performance.now();
+          await drive(p.addr, agent, headers, body, opts.requests, opts.concurrency);
+          const secs = (performance.now() - t0) / 1000;
           const c = await dump(p, dir, b + 2);
           counts.push({ main: c.main / opts.requests, all: c.all / opts.requests });
-          process.stderr.write(`${s.label}: batch ${b + 1}: ${Math.round(c.main / opts.requests)} main-thread, ${Math.round(c.all / opts.requests)} all-thread instructions/request\n`);
+          process.stderr.write(
+            `${s.label}: batch ${b + 1} (${secs.toFixed(0)} s): ${Math.round(c.main / opts.requests)} main-thread, ` +
+              `${Math.round(c.all / opts.requests)} all-thread instructions/request\n`,
+          );
         }
-        await p.stop();
         return counts;
+      } finally {
+        agent.destroy();
+        await p.stop();
+      }
+    };
+    // As many targets at once as there are cores: a target that waits for a core takes longer per
+    // request, and the work its timers do per wall-clock second weighs more on its count.
+    const rows: Count[][] = [];
+    let next = 0;
+    const lanes = Math.min(availableParallelism(), opts.targets.length);
+    await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        while (next < opts.targets.length) {
+          const i = next++;
+          rows[i] = await countTarget(opts.targets[i], i);
+        }
       }),
     );
     const base = median(rows[0].map((c) => c.main));
@@ -188,7 +211,8 @@ async function main(): Promise<void> {
     }
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
-    if (existsSync(work)) rmSync(work, { recursive: true, force: true });
+    if (opts.keep) process.stderr.write(`dump files kept in ${work}/cg<target index>/\n`);
+    else if (existsSync(work)) rmSync(work, { recursive: true, force: true });
   }
 }
 
