@@ -48,3 +48,21 @@ test('topLevelMembers reads members as JSON.parse does', () => {
   assert.equal(topLevelMembers('[1]').size, 0);
   assert.deepEqual([...topLevelMembers('{"a":1,"b":').keys()], ['a'], 'members up to the first malformed one');
 });
+
+test('a string ends at the first quote no odd run of backslashes escapes, as JSON.parse reads it', () => {
+  // Values whose text holds quotes after runs of 0-4 backslashes, and one at the string's start.
+  const values = ['plain', 'a"b', 'a\\', 'a\\\\', 'a\\"b', 'a\\\\"b', '\\"', '"', '\\\\\\', 'x\\\\\\"y"z', 'é\\"ü'];
+  for (const v of values) {
+    const s = `{"before":${JSON.stringify(v)},"key":"k","after":[${JSON.stringify(v)},{"v":${JSON.stringify(v)}}],"usage":1}`;
+    assert.deepEqual(topLevelMembers(s).get('usage'), findTopLevelMember(s, 'usage'), v);
+    const before = findTopLevelMember(s, 'before')!;
+    assert.equal(JSON.parse(s.slice(before.start, before.end)), v, v);
+    const after = findTopLevelMember(s, 'after')!;
+    assert.deepEqual(JSON.parse(s.slice(after.start, after.end)), [v, { v }], v);
+    assert.equal(s.slice(findTopLevelMember(s, 'usage')!.start), '1}', v);
+  }
+  // An escaped quote never closes the string; an unterminated one is no member.
+  assert.equal(findTopLevelMember('{"a":"x\\"}', 'a'), undefined);
+  assert.equal(findTopLevelMember('{"a":"x\\\\\\"}', 'a'), undefined);
+  assert.deepEqual(findTopLevelMember('{"a":"x\\\\"}', 'a'), { start: 5, end: 10 });
+});

@@ -18,13 +18,18 @@ function skipWs(s: string, i: number): number {
 }
 
 function skipString(s: string, i: number): number {
-  // s[i] is the opening quote; returns the index after the closing quote, or -1.
-  for (let j = i + 1; j < s.length; j++) {
-    const c = s.charCodeAt(j);
-    if (c === 92) j++;
-    else if (c === 34) return j + 1;
+  // s[i] is the opening quote; returns the index after the closing quote, or -1. The next quote
+  // is found by the engine's native search (answers are mostly the text of long strings); it
+  // closes the string unless an odd run of backslashes escapes it.
+  let from = i + 1;
+  for (;;) {
+    const q = s.indexOf('"', from);
+    if (q < 0) return -1;
+    let k = q - 1;
+    while (k > i && s.charCodeAt(k) === 92) k--;
+    if (((q - 1 - k) & 1) === 0) return q + 1;
+    from = q + 1;
   }
-  return -1;
 }
 
 function skipValue(s: string, i: number): number {
