@@ -80,9 +80,9 @@ export function dumpFiles(names: readonly string[], prefix: string, pid: number,
 
 /**
  * Sends exactly `n` requests over the agent's keep-alive connections, `concurrency` at a time; any
- * answer but 200 fails. One agent serves a target's whole run: connections that close and reopen
- * between batches would run other code (and, idle in between, V8 may drop the maps and the
- * optimised code of the request path, to compile them again in the next batch).
+ * answer but 200 fails. One agent serves a target's whole run: with connections that close and
+ * reopen between batches, V8 threw away the request path's optimised code at the start of each
+ * batch and compiled it again (bench/README.md, "Instruction counts").
  */
 async function drive(addr: string, agent: http.Agent, headers: Record<string, string>, body: string, n: number, concurrency: number): Promise<void> {
   const [host, port] = addr.split(':');

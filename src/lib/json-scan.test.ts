@@ -50,7 +50,7 @@ test('topLevelMembers reads members as JSON.parse does', () => {
 });
 
 test('a string ends at the first quote no odd run of backslashes escapes, as JSON.parse reads it', () => {
-  // Values whose text holds quotes after runs of 0-4 backslashes, and one at the string's start.
+  // Values whose JSON text holds quotes after runs of backslashes of either parity, and at the start.
   const values = ['plain', 'a"b', 'a\\', 'a\\\\', 'a\\"b', 'a\\\\"b', '\\"', '"', '\\\\\\', 'x\\\\\\"y"z', 'é\\"ü'];
   for (const v of values) {
     const s = `{"before":${JSON.stringify(v)},"key":"k","after":[${JSON.stringify(v)},{"v":${JSON.stringify(v)}}],"usage":1}`;
