@@ -4,13 +4,13 @@
 // fails closed with 503, and Redis going away mid-run (a TCP relay in front of it is cut) falls
 // back to local counters. Runs against the real Redis on 127.0.0.1:6379, each gateway pair under
 // its own key prefix, deleted at the end.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { startGateway, type Gateway } from '../harness/spawn.ts';
-import { startMockUpstream, type MockUpstream } from '../harness/mock-upstream.ts';
+import type { MockUpstream } from '../harness/mock-upstream.ts';
+import { heldSlots, useRedisGatewayFixture } from '../harness/redis-fixture.ts';
 import { testConfig } from '../harness/proxy-fixture.ts';
 import { replyFor, type Turn } from '../harness/provider-wire.ts';
 import { logLines, waitForLines } from '../harness/log-lines.ts';
@@ -19,11 +19,10 @@ import { clearOfWindowEdge } from '../harness/window-edge.ts';
 const KEY = 'sk-e2e-limits-redis-5c2e';
 const TEXT: Turn = { text: 'ok', usage: { input: 11, output: 7 } };
 const LONG: Turn = { text: 'x'.repeat(200), usage: { input: 11, output: 40 } }; // 40 content frames
-const prefix = `tollgate-e2e:{${randomBytes(4).toString('hex')}}:`;
 
 let mock: MockUpstream;
 let redis: Redis;
-const gateways: Gateway[] = [];
+const { prefix, gateways } = useRedisGatewayFixture((fx) => ({ mock, redis } = fx));
 
 const resources = (mockUrl: string) => ({
   _format_version: '1',
@@ -56,19 +55,6 @@ async function ask(gw: Gateway, model: string, stream = false) {
   });
   return { status: res.status, headers: res.headers, body: await res.text(), id: res.headers.get('x-tollgate-request-id') ?? '' };
 }
-
-before(async () => {
-  mock = await startMockUpstream();
-  redis = new Redis('redis://127.0.0.1:6379');
-});
-
-after(async () => {
-  await Promise.all(gateways.map((g) => g.stop()));
-  await mock.close();
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-});
 
 describe('limits in Redis', () => {
   let a: Gateway;
@@ -298,7 +284,7 @@ describe('Redis stopped mid-run', () => {
     for (let i = 0; i < 100 && !(ran = (await redis.keys(`${own}*:r:3600:*`)).length > 0); i++) await new Promise((r) => setTimeout(r, 20));
     assert.ok(ran, 'the stalled admit ran once Redis answered');
     // An emptied ZSET is deleted: no lease key, or none with a member.
-    const held = async () => (await Promise.all((await redis.keys(`${own}*:conc`)).map((k) => redis.zcard(k)))).reduce((a, b) => a + b, 0);
+    const held = () => heldSlots(redis, own);
     assert.equal(await untilZero(held), 0, 'its lease was released behind it');
     relay.cut();
   });
@@ -311,7 +297,7 @@ describe('Redis stopped mid-run', () => {
     const gw = await gateway({ ...shared, concurrency_ttl_secs: 300, redis: { url: `redis://127.0.0.1:${relay.port}`, key_prefix: own, command_timeout_ms: 200 } });
     mock.setFallback((req) => ({ ...replyFor(LONG)(req), delayBetweenEventsMs: 10 }));
     const stream = ask(gw, 'lease', true);
-    const held = async () => (await Promise.all((await redis.keys(`${own}*:conc`)).map((k) => redis.zcard(k)))).reduce((x, y) => x + y, 0);
+    const held = () => heldSlots(redis, own);
     for (let i = 0; i < 100 && (await held()) === 0; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(await held(), 1, 'the stream holds its lease in Redis');
     relay.cut();

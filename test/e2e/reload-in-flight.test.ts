@@ -2,25 +2,24 @@
 // key, provider key and rate-limit policy. The streams finish on the snapshot they started on:
 // each ends normally, writes one usage row, gives its Redis concurrency slots back exactly once,
 // and is reported in the metrics under the key owner it was authenticated as.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import YAML from 'yaml';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { startGateway, type Gateway } from '../harness/spawn.ts';
-import { startMockUpstream, type MockUpstream } from '../harness/mock-upstream.ts';
+import type { MockUpstream } from '../harness/mock-upstream.ts';
+import { heldSlots, useRedisGatewayFixture } from '../harness/redis-fixture.ts';
 import { testConfig } from '../harness/proxy-fixture.ts';
 import { replyFor, type Turn } from '../harness/provider-wire.ts';
 import { logLines, waitForLines } from '../harness/log-lines.ts';
 
 const KEY = 'sk-e2e-reload-in-flight-7d1a';
 const TEXT: Turn = { text: 'ok', usage: { input: 11, output: 7 } };
-const prefix = `tollgate-e2e:{${randomBytes(4).toString('hex')}}:`;
 
 let mock: MockUpstream;
 let redis: Redis;
-const gateways: Gateway[] = [];
+const { prefix, gateways } = useRedisGatewayFixture((fx) => ({ mock, redis } = fx));
 
 const before1 = (mockUrl: string) => ({
   _format_version: '1',
@@ -36,20 +35,7 @@ const after1 = (mockUrl: string) => ({
   api_keys: [],
 });
 
-before(async () => {
-  mock = await startMockUpstream();
-  redis = new Redis('redis://127.0.0.1:6379');
-});
-
-after(async () => {
-  await Promise.all(gateways.map((g) => g.stop()));
-  await mock.close();
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  await redis.quit();
-});
-
-const held = async (): Promise<number> => (await Promise.all((await redis.keys(`${prefix}*:conc`)).map((k) => redis.zcard(k)))).reduce((a, b) => a + b, 0);
+const held = (): Promise<number> => heldSlots(redis, prefix);
 
 function stream(gw: Gateway) {
   return fetch(`${gw.proxyUrl}/v1/chat/completions`, {

@@ -6,11 +6,10 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Gateway } from '../harness/spawn.ts';
-import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
 import { errorReplyFor, replyFor, type Family, type Turn } from '../harness/provider-wire.ts';
 import { waitForLines } from '../harness/log-lines.ts';
-import { modelFor, sdkClients, twoFamilyResources } from '../harness/two-families.ts';
+import { modelFor, useTwoFamilyFixture } from '../harness/two-families.ts';
 
 const CALLER_KEY = 'sk-e2e-sdkconf-caller-7d31';
 
@@ -19,15 +18,7 @@ let gw: Gateway;
 let openai: OpenAI;
 let anthropic: Anthropic;
 
-useProxyFixture({
-  config: { upstream: { retries: 0 } },
-  resources: (mockUrl) => twoFamilyResources(mockUrl, { upstreamKey: 'sk-upstream-sdkconf', keyEnv: 'E2E_SDKCONF_KEY' }),
-  env: { E2E_SDKCONF_KEY: CALLER_KEY },
-  ready: (fx) => {
-    ({ mock, gw } = fx);
-    ({ openai, anthropic } = sdkClients(gw, CALLER_KEY));
-  },
-});
+useTwoFamilyFixture({ callerKey: CALLER_KEY, upstreamKey: 'sk-upstream-sdkconf', ready: (fx) => ({ mock, gw, openai, anthropic } = fx) });
 
 const FAMILIES: Family[] = ['openai', 'anthropic'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import type OpenAI from 'openai';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Gateway } from '../harness/spawn.ts';
-import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream, RecordedRequest, Reply } from '../harness/mock-upstream.ts';
 import { anthropicJson, familyOf, openAIJson, type Family, type Turn } from '../harness/provider-wire.ts';
 import { usageOf } from '../harness/echo-upstream.ts';
-import { modelFor, sdkClients, twoFamilyResources } from '../harness/two-families.ts';
+import { modelFor, useTwoFamilyFixture } from '../harness/two-families.ts';
 
 const CALLER_KEY = 'sk-e2e-streamjson-caller-77a1';
 
@@ -20,15 +19,7 @@ let gw: Gateway;
 let openai: OpenAI;
 let anthropic: Anthropic;
 
-useProxyFixture({
-  config: { upstream: { retries: 0 } },
-  resources: (mockUrl) => twoFamilyResources(mockUrl, { upstreamKey: 'sk-upstream-streamjson', keyEnv: 'E2E_STREAMJSON_KEY' }),
-  env: { E2E_STREAMJSON_KEY: CALLER_KEY },
-  ready: (fx) => {
-    ({ mock, gw } = fx);
-    ({ openai, anthropic } = sdkClients(gw, CALLER_KEY));
-  },
-});
+useTwoFamilyFixture({ callerKey: CALLER_KEY, upstreamKey: 'sk-upstream-streamjson', ready: (fx) => ({ mock, gw, openai, anthropic } = fx) });
 
 
 /** The upstream answers `t` as one JSON document whatever the request asked for. */

@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import type OpenAI from 'openai';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Gateway } from '../harness/spawn.ts';
-import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
 import { anthropicFrames, errorReplyFor, openAIFrames, replyFor, type Family, type Turn } from '../harness/provider-wire.ts';
 import { waitForLines } from '../harness/log-lines.ts';
-import { modelFor, sdkClients, twoFamilyResources } from '../harness/two-families.ts';
+import { modelFor, useTwoFamilyFixture } from '../harness/two-families.ts';
 
 const CALLER_KEY = 'sk-e2e-matrix-caller-41c2';
 const UPSTREAM_SECRET = 'sk-upstream-matrix-secret';
@@ -21,21 +20,15 @@ let gw: Gateway;
 let openai: OpenAI;
 let anthropic: Anthropic;
 
-useProxyFixture({
-  config: { upstream: { retries: 0 } },
-  resources: (mockUrl) => twoFamilyResources(mockUrl, {
-    upstreamKey: UPSTREAM_SECRET,
-    keyEnv: 'E2E_MATRIX_KEY',
-    models: [
-      { display_name: 'g-mixed', routing: { targets: [{ model: 'm-openai' }, { model: 'm-anthropic' }] } },
-      { display_name: 'g-openai', routing: { targets: [{ model: 'm-openai' }] } },
-    ],
-  }),
-  env: { E2E_MATRIX_KEY: CALLER_KEY },
-  ready: (fx) => {
-    ({ mock, gw } = fx);
-    ({ openai, anthropic } = sdkClients(gw, CALLER_KEY, { 'anthropic-beta': 'matrix-beta-1' }));
-  },
+useTwoFamilyFixture({
+  callerKey: CALLER_KEY,
+  upstreamKey: UPSTREAM_SECRET,
+  models: [
+    { display_name: 'g-mixed', routing: { targets: [{ model: 'm-openai' }, { model: 'm-anthropic' }] } },
+    { display_name: 'g-openai', routing: { targets: [{ model: 'm-openai' }] } },
+  ],
+  anthropicHeaders: { 'anthropic-beta': 'matrix-beta-1' },
+  ready: (fx) => ({ mock, gw, openai, anthropic } = fx),
 });
 
 const FAMILIES: Family[] = ['openai', 'anthropic'];

@@ -5,7 +5,9 @@
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Gateway } from './spawn.ts';
+import type { MockUpstream } from './mock-upstream.ts';
 import type { Family } from './provider-wire.ts';
+import { useProxyFixture } from './proxy-fixture.ts';
 
 /** The provider keys `oa` and `an`, both with `apiKey`. */
 export function twoFamilyProviderKeys(mockUrl: string, apiKey: string): object[] {
@@ -38,4 +40,31 @@ export function sdkClients(gw: Gateway, callerKey: string, anthropicHeaders?: Re
     openai: new OpenAI({ apiKey: callerKey, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 0 }),
     anthropic: new Anthropic({ apiKey: callerKey, baseURL: gw.proxyUrl, maxRetries: 0, defaultHeaders: anthropicHeaders }),
   };
+}
+
+export interface TwoFamilyFixture {
+  mock: MockUpstream;
+  gw: Gateway;
+  openai: OpenAI;
+  anthropic: Anthropic;
+}
+
+/**
+ * One gateway serving twoFamilyResources (no same-target retries) for a test file, with both SDKs
+ * pointed at it; `ready` copies the fixture into the file's variables once it runs.
+ */
+export function useTwoFamilyFixture(opts: {
+  callerKey: string;
+  upstreamKey: string;
+  models?: object[];
+  anthropicHeaders?: Record<string, string>;
+  ready: (fx: TwoFamilyFixture) => void;
+}): void {
+  const keyEnv = 'E2E_TWO_FAMILY_CALLER_KEY';
+  useProxyFixture({
+    config: { upstream: { retries: 0 } },
+    resources: (mockUrl) => twoFamilyResources(mockUrl, { upstreamKey: opts.upstreamKey, keyEnv, models: opts.models }),
+    env: { [keyEnv]: opts.callerKey },
+    ready: ({ mock, gw }) => opts.ready({ mock, gw, ...sdkClients(gw, opts.callerKey, opts.anthropicHeaders) }),
+  });
 }
