@@ -1,10 +1,12 @@
 // The finalize report of a request: the metrics sample and the access log, one structured line
 // per answered request written when the response body finishes (spec 2 §6.2). The line carries
 // attribution and sizes, never a presented credential or a body. It has the shape of the process
-// log (level, time, service, msg) so one pipeline reads both, and is serialised in one
-// JSON.stringify call because it runs for every request.
+// log (level, time, service, msg) so one pipeline reads both, and is written as one template
+// literal because it runs for every request.
 import type { RequestContext } from '../http/context.ts';
 import type { ListenerAnswer } from '../http/server.ts';
+import { isoTime } from '../lib/iso-time.ts';
+import { jsonNumber, jsonString } from '../lib/json-text.ts';
 import { lineWriter, type Logger } from './logger.ts';
 import type { Metrics, NameLabel, RequestSample } from './metrics.ts';
 
@@ -78,40 +80,24 @@ export function reportRequest(ctx: RequestContext, sinks: FinalizeSinks, time?: 
   sinks.metrics.record(sample);
   if (sinks.accessLog === undefined) return;
   const usage = ctx.usage;
-  const line = JSON.stringify({
-    level: 'info',
-    time: time ?? new Date().toISOString(),
-    service: 'tollgate',
-    type: 'access',
-    request_id: ctx.requestId,
-    method: ctx.req.method,
-    path: ctx.endpoint,
-    status: ctx.status,
-    latency_ms: ms(sample.seconds * 1000),
-    upstream_first_byte_ms: ms(ctx.upstreamFirstByteMs),
-    downstream_ttft_ms: ms(ctx.downstreamFirstByteMs),
-    upstream_latency_ms: ms(sample.upstreamSeconds === undefined ? undefined : sample.upstreamSeconds * 1000),
-    client_ip: ctx.clientIp,
-    api_key_id: ctx.apiKeyId,
-    api_key_name: ctx.apiKeyName,
-    model: ctx.model,
-    provider: ctx.provider,
-    provider_key_id: ctx.providerKeyId,
-    upstream_model: ctx.upstreamModel,
-    stream: ctx.stream,
-    attempts: ctx.attempts,
-    fallbacks: ctx.fallbacks,
-    prompt_tokens: usage?.promptTokens,
-    completion_tokens: usage?.completionTokens,
-    total_tokens: usage?.totalTokens,
-    request_body_bytes: ctx.requestBytes,
-    response_body_bytes: ctx.responseBytes,
-    error_kind: ctx.errorKind,
-    error: ctx.errorMessage,
-    msg: 'request completed',
-  });
-  sinks.accessLog(line + '\n');
+  const upstreamMs = sample.upstreamSeconds === undefined ? undefined : ms(sample.upstreamSeconds * 1000);
+  // The text JSON.stringify writes for the line's object (members that are undefined left out),
+  // built as one template literal: fewer instructions than JSON.stringify, for every request.
+  sinks.accessLog(`{"level":"info","time":${jsonString(time ?? isoTime())},"service":"tollgate","type":"access",\
+"request_id":${jsonString(ctx.requestId)}${optStr(',"method":', ctx.req.method)},"path":${jsonString(ctx.endpoint)},"status":${jsonNumber(ctx.status)},\
+"latency_ms":${jsonNumber(ms(sample.seconds * 1000))}${optNum(',"upstream_first_byte_ms":', ms(ctx.upstreamFirstByteMs))}\
+${optNum(',"downstream_ttft_ms":', ms(ctx.downstreamFirstByteMs))}${optNum(',"upstream_latency_ms":', upstreamMs)}${optStr(',"client_ip":', ctx.clientIp)}\
+${optStr(',"api_key_id":', ctx.apiKeyId)}${optStr(',"api_key_name":', ctx.apiKeyName)}${optStr(',"model":', ctx.model)}${optStr(',"provider":', ctx.provider)}\
+${optStr(',"provider_key_id":', ctx.providerKeyId)}${optStr(',"upstream_model":', ctx.upstreamModel)},"stream":${ctx.stream},\
+"attempts":${jsonNumber(ctx.attempts)},"fallbacks":${jsonNumber(ctx.fallbacks)}${optNum(',"prompt_tokens":', usage?.promptTokens)}\
+${optNum(',"completion_tokens":', usage?.completionTokens)}${optNum(',"total_tokens":', usage?.totalTokens)}\
+${optNum(',"request_body_bytes":', ctx.requestBytes)}${optNum(',"response_body_bytes":', ctx.responseBytes)}${optStr(',"error_kind":', ctx.errorKind)}\
+${optStr(',"error":', ctx.errorMessage)},"msg":"request completed"}\n`);
 }
+
+/** `<key>` and the value, or nothing when the value is undefined. */
+const optStr = (key: string, v: string | undefined): string => (v === undefined ? '' : key + jsonString(v));
+const optNum = (key: string, v: number | undefined): string => (v === undefined ? '' : key + jsonNumber(v));
 
 /**
  * Report a request the listener answered itself before any handler saw it (malformed 400, head
@@ -123,7 +109,7 @@ export function reportListenerAnswer(answer: ListenerAnswer, clientIp: string | 
   if (sinks.accessLog === undefined) return;
   const line = JSON.stringify({
     level: 'info',
-    time: new Date().toISOString(),
+    time: isoTime(),
     service: 'tollgate',
     type: 'access',
     request_id: answer.requestId,

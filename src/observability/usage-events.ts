@@ -6,6 +6,9 @@ import type { RequestContext } from '../http/context.ts';
 import type { ContentCapture } from './content-capture.ts';
 import { accountedLineWriter, lineWriter, type Logger } from './logger.ts';
 import { rejectionReason } from './log-destination.ts';
+import { isoTime } from '../lib/iso-time.ts';
+import { jsonString } from '../lib/json-text.ts';
+import { usageEventMembersOnce } from './usage-event-json.ts';
 
 export type AttemptKind = 'initial' | 'retry' | 'fallback';
 
@@ -169,24 +172,9 @@ export class LogUsageSink implements UsageSink {
   }
 
   emit(event: UsageEvent): void {
-    // The event is serialised once, as is, and framed with the log fields: no copy per event.
-    const body = usageEventJson(event);
-    this.write(`{"level":"info","time":${JSON.stringify(event.occurred_at)},"service":"tollgate",${body.slice(1, -1)},"msg":"usage"}\n`);
+    // The event's members (serialised once, shared with the file sink), framed with the log fields.
+    this.write(`{"level":"info","time":${jsonString(event.occurred_at)},"service":"tollgate",${usageEventMembersOnce(event)},"msg":"usage"}\n`);
   }
-}
-
-/**
- * The JSON text of an emitted event, shared by the sinks that write it (stderr, file): the
- * emitter hands one event to every sink in turn, so a one-event memo serialises it once.
- */
-let lastEvent: UsageEvent | undefined;
-let lastJson = '';
-export function usageEventJson(event: UsageEvent): string {
-  if (event !== lastEvent) {
-    lastJson = JSON.stringify(event);
-    lastEvent = event;
-  }
-  return lastJson;
 }
 
 const NO_HITS: GuardrailHit[] = [];
@@ -275,12 +263,13 @@ export class UsageEmitter implements UsageSink {
     }
     completeUsageEvent(event);
     this.counters?.emitted(event);
-    for (const { name, sink } of this.sinks) {
+    const sinks = this.sinks;
+    for (let i = 0; i < sinks.length; i++) {
       try {
-        sink.emit(event, req);
+        sinks[i].sink.emit(event, req);
       } catch {
         // A sink's failure is its own to count; usage delivery never fails a request.
-        this.counters?.rejected(name, 'sink_error');
+        this.counters?.rejected(sinks[i].name, 'sink_error');
       }
     }
   }
@@ -318,7 +307,7 @@ export function usageEventFrom(ctx: RequestContext, attempt?: AttemptRow): Usage
   const terminal = attempt === undefined;
   return {
     type: 'usage',
-    occurred_at: new Date().toISOString(),
+    occurred_at: isoTime(),
     request_id: ctx.requestId,
     operation: ctx.operation ?? 'unknown',
     requested_model: ctx.requestedModel ?? '',

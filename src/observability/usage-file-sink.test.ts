@@ -10,7 +10,13 @@ import { FileUsageSink } from './usage-file-sink.ts';
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-usage-file-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const event = (id: string) => ({ type: 'usage', request_id: id, status: 200 }) as unknown as UsageEvent;
+const BASE: UsageEvent = {
+  type: 'usage', occurred_at: '2026-11-22T01:02:03.456Z', request_id: '', operation: 'chat', requested_model: 'fast', model_id: 'm-1',
+  provider: 'openai', provider_key_id: 'pk-1', api_key_id: 'k-1', status: 200, status_code: 200, error_class: null, error_message: null,
+  attempt_kind: 'initial', billable: true, stream: false, prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, cached_tokens: null,
+  cache_creation_tokens: null, reasoning_tokens: null, latency_ms: 1.5, ttft_ms: 1, passthrough_route_name: null, client_identity: null,
+};
+const event = (id: string): UsageEvent => ({ ...BASE, request_id: id });
 
 test('events are appended as NDJSON, batched until the timer or close flushes them', async () => {
   const path = join(dir, 'a.ndjson');
@@ -69,7 +75,7 @@ test('an exit without close (a second shutdown signal) still writes the queued e
   const sink = new URL('./usage-file-sink.ts', import.meta.url).href;
   const script = `import { FileUsageSink } from ${JSON.stringify(sink)};
 const s = new FileUsageSink(${JSON.stringify(path)}, { flushMs: 60_000 });
-for (let i = 0; i < 5; i++) s.emit({ type: 'usage', request_id: 'x' + i });
+for (let i = 0; i < 5; i++) s.emit({ ...${JSON.stringify(BASE)}, request_id: 'x' + i });
 process.exit(1);`;
   assert.throws(() => execFileSync(process.execPath, ['--input-type=module', '-e', script], { stdio: 'pipe' }));
   const ids = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l).request_id);

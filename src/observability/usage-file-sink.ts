@@ -5,7 +5,8 @@
 // without limit. A process that exits without closing the sink writes what is queued first.
 import { closeSync, openSync } from 'node:fs';
 import { LineBatcher, rejectionReason } from './log-destination.ts';
-import { usageEventJson, type UsageEvent, type UsageSink } from './usage-events.ts';
+import { usageEventMembersOnce } from './usage-event-json.ts';
+import type { UsageEvent, UsageSink } from './usage-events.ts';
 
 export interface FileUsageSinkOptions {
   /** Flush a partial batch after this long (default 250 ms). */
@@ -50,7 +51,7 @@ export class FileUsageSink implements UsageSink {
   emit(event: UsageEvent): void {
     // After close the descriptor's number may already belong to another file.
     if (this.closed !== undefined) return;
-    this.lines.write(usageEventJson(event) + '\n');
+    this.lines.write(`{${usageEventMembersOnce(event)}}\n`);
   }
 
   /** Hand the queued lines to the file. */

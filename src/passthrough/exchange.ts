@@ -4,6 +4,7 @@
 import type { RequestContext } from '../http/context.ts';
 import type { CancelSource } from '../http/upstream.ts';
 import { sendBody } from '../http/respond.ts';
+import { isoTime } from '../lib/iso-time.ts';
 import { usageRequest, type UsageSink } from '../observability/usage-events.ts';
 import type { ApiKeyEntry } from '../snapshot/snapshot.ts';
 import type { CompiledRoute } from './compile-routes.ts';
@@ -213,7 +214,7 @@ export class PassthroughExchange {
         upstreamEndMs: this.ctx.upstreamEndMs,
         downstreamFirstByteMs: this.ctx.downstreamFirstByteMs,
         clientIdentity: this.clientIdentity,
-      }, new Date()), usageRequest(this.ctx, this.route.authHeader));
+      }, isoTime()), usageRequest(this.ctx, this.route.authHeader));
     };
     if (this.pending.length === 0) emit();
     else void Promise.all(this.pending).then(emit, emit).catch(this.onFinalizeError);

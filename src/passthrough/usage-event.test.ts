@@ -9,7 +9,7 @@ test('every field of the usage event is filled; model_id is empty', () => {
     tokens: { prompt: 9, completion: 4, total: 13, cached: 2, cacheCreation: 1, reasoning: 3 },
     latencyMs: 12.34567, clientIdentity: 'employee-42',
     upstreamSentMs: 1.5, upstreamFirstByteMs: 3.21, upstreamEndMs: 11.0004, downstreamFirstByteMs: 3.3
-  }, new Date('2026-01-02T03:04:05.678Z'));
+  }, '2026-01-02T03:04:05.678Z');
   assert.deepEqual(e, {
     type: 'usage', occurred_at: '2026-01-02T03:04:05.678Z', request_id: 'rid', operation: 'passthrough', requested_model: 'gpt-4o',
     model_id: '', provider: 'openai', provider_key_id: 'pk1', api_key_id: 'k1', status: 200, status_code: 200,
@@ -26,7 +26,7 @@ test('no usage: null counts; a total of 0 is stored as null; refusals are not bi
     status: 401, errorClass: 'missing_api_key', errorMessage: 'Missing API key in request', dispatched: false, stream: false,
     tokens: { total: 0 }, latencyMs: 1, clientIdentity: null,
     upstreamSentMs: undefined, upstreamFirstByteMs: undefined, upstreamEndMs: undefined, downstreamFirstByteMs: undefined,
-  }, new Date(0));
+  }, new Date(0).toISOString());
   assert.equal(e.prompt_tokens, null);
   assert.equal(e.total_tokens, null);
   assert.equal(e.ttft_ms, null);
@@ -43,7 +43,7 @@ test('only a 2xx the upstream answered is billable: not an upstream error, not a
     errorClass: null, errorMessage: null, dispatched: true, stream: false, tokens: undefined, latencyMs: 1, clientIdentity: null,
     upstreamSentMs: undefined, upstreamFirstByteMs: undefined, upstreamEndMs: undefined, downstreamFirstByteMs: undefined,
   };
-  const at = new Date();
+  const at = new Date().toISOString();
   assert.equal(passthroughUsageEvent({ ...base, status: 201 }, at).billable, true);
   assert.equal(passthroughUsageEvent({ ...base, status: 500, errorClass: 'upstream_status', errorMessage: 'upstream returned 500' }, at).billable, false);
   assert.equal(passthroughUsageEvent({ ...base, status: 499, errorClass: 'client_disconnected', errorMessage: 'client disconnected' }, at).billable, false);

@@ -27,11 +27,12 @@ export interface PassthroughUsage {
   readonly clientIdentity: string | null;
 }
 
-export function passthroughUsageEvent(u: PassthroughUsage, occurredAt: Date): UsageEvent {
+/** `occurredAt`: the row's time, as Date#toISOString writes it. */
+export function passthroughUsageEvent(u: PassthroughUsage, occurredAt: string): UsageEvent {
   const t = u.tokens;
   return {
     type: 'usage',
-    occurred_at: occurredAt.toISOString(),
+    occurred_at: occurredAt,
     request_id: u.requestId,
     operation: 'passthrough',
     requested_model: u.requestedModel,

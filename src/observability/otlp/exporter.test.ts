@@ -7,7 +7,7 @@ import { completeUsageEvent, type UsageEvent } from '../usage-events.ts';
 import type { ContentCapture } from '../content-capture.ts';
 import type { CapturedContent } from '../content-text.ts';
 import { isRetryableStatus, OtlpExporterSet, OtlpHttpExporter, type DropReason, type OtlpExporterHooks } from './exporter.ts';
-import { encodeUsageEventSpan, traceIdFor, type OtlpSpan } from './span.ts';
+import { encodeUsageEventSpan, EXPORTED_FIELDS, traceIdFor, type OtlpSpan } from './span.ts';
 
 const usageEventToSpan = (...args: Parameters<typeof encodeUsageEventSpan>): OtlpSpan => JSON.parse(encodeUsageEventSpan(...args).toString()) as OtlpSpan;
 
@@ -95,6 +95,28 @@ describe('usage event → span', () => {
     assert.deepEqual(span.status, { code: 0 });
     assert.equal(span.traceId, '0f8fad5bd9cb469fa16570867728950e');
     assert.match(span.spanId, /^[0-9a-f]{16}$/);
+  });
+
+  test('every field marked for export becomes its tollgate.<field> attribute when it holds a value', () => {
+    const full = event({
+      status: 500, status_code: 500, error_class: 'upstream_error', error_message: 'boom', cached_tokens: 1, cache_creation_tokens: 2,
+      reasoning_tokens: 3, passthrough_route_name: 'route', client_identity: 'svc', downstream_latency_ms: 1.5, downstream_ttft_ms: 0.25,
+      upstream_latency_ms: 1, upstream_ttft_ms: 0.5, applied_guardrails: [{ name: 'g', kind: 'regex', hook: 'pre' }], guardrail_blocked: true,
+      guardrail_blocked_fail_closed: true, guardrail_bypassed_reason: 'header', guardrail_enforced_hits: [{ guardrail_name: 'g', hook: 'pre', action: 'block' }],
+      guardrail_monitor_hits: [{ guardrail_name: 'g', hook: 'post', action: 'flag' }],
+      gateway_embedding_calls: { calls: [{ purpose: 'p', model: 'e', status: 200, prompt_tokens: 1, usage_reported: true }], dropped: 0 },
+    });
+    const span = usageEventToSpan(full);
+    const exported = (Object.keys(EXPORTED_FIELDS) as (keyof UsageEvent)[]).filter((f) => EXPORTED_FIELDS[f]);
+    assert.ok(exported.length > 25);
+    for (const f of exported) {
+      const v = full[f];
+      const expected = typeof v === 'string' ? { stringValue: v }
+        : typeof v === 'boolean' ? { boolValue: v }
+        : typeof v === 'number' ? (Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v })
+        : { stringValue: JSON.stringify(v) };
+      assert.deepEqual(attr(span, `tollgate.${f}`), expected, f);
+    }
   });
 
   test('a failure sets error.type and an error status; captured headers become http.request.header.<name>', () => {

@@ -5,12 +5,13 @@
 // (full-mode exporters only) as `tollgate.content.request`, `tollgate.content.response` and
 // `tollgate.content.truncated`.
 //
-// A span is written as UTF-8 bytes straight into one reused buffer: the fixed parts are encoded
-// once, strings are copied character by character when JSON needs no escape for them (ids, names,
-// models: the common case), and nothing else is left behind. Built as a string, a span was some
-// 200 concatenated pieces, flattened and then encoded: ~7 KB of garbage per event, which cost the
-// gateway more than the encoding itself.
+// A span is written as UTF-8 bytes straight into one reused buffer (JsonBytes): each attribute's
+// key and value opening are one constant made once, strings are copied character by character
+// when JSON needs no escape for them (ids, names, models: the common case), and nothing else is
+// left behind. Built as a string, a span was some 200 concatenated pieces, flattened and then
+// encoded: ~7 KB of garbage per event, which cost the gateway more than the encoding itself.
 import { createHash, randomBytes } from 'node:crypto';
+import { JsonBytes, jsonText } from '../../lib/json-bytes.ts';
 import type { CapturedContent } from '../content-text.ts';
 import type { UsageEvent } from '../usage-events.ts';
 
@@ -65,7 +66,7 @@ const GENAI_OPERATION: Readonly<Record<string, string>> = {
  * when a semantic-convention attribute (or the span itself) carries it. A Record over the event's
  * keys, so a field added to UsageEvent must be placed here.
  */
-const EXPORTED_FIELDS: Readonly<Record<keyof UsageEvent, boolean>> = {
+export const EXPORTED_FIELDS: Readonly<Record<keyof UsageEvent, boolean>> = {
   type: false,
   occurred_at: false,
   request_id: true,
@@ -107,168 +108,114 @@ const EXPORTED_FIELDS: Readonly<Record<keyof UsageEvent, boolean>> = {
   gateway_embedding_calls: true,
 };
 
-/** `{"key":<key>,"value":` as UTF-8 bytes. */
-function prefix(key: string): Buffer {
-  return Buffer.from(`{"key":${JSON.stringify(key)},"value":`);
+/**
+ * One attribute key's text, made once: `,{"key":<key>,"value":` followed by the opening of each
+ * value kind. The leading comma separates it from the attribute before; the first attribute of
+ * a span is written from `first`, without it.
+ */
+interface AttributeKey {
+  str: Uint8Array;
+  int: Uint8Array;
+  dbl: Uint8Array;
+  yes: Uint8Array;
+  no: Uint8Array;
+  header: Uint8Array;
 }
 
-/** The exported fields, and the attribute prefix of each (made once). */
-const FIELDS: readonly (keyof UsageEvent)[] = (Object.keys(EXPORTED_FIELDS) as (keyof UsageEvent)[]).filter((f) => EXPORTED_FIELDS[f]);
-const FIELD_PREFIXES: readonly Buffer[] = FIELDS.map((f) => prefix(`tollgate.${f}`));
+function attributeKey(key: string): AttributeKey {
+  const head = `,{"key":${JSON.stringify(key)},"value":`;
+  return {
+    str: jsonText(`${head}{"stringValue":`),
+    int: jsonText(`${head}{"intValue":"`),
+    dbl: jsonText(`${head}{"doubleValue":`),
+    yes: jsonText(`${head}{"boolValue":true}}`),
+    no: jsonText(`${head}{"boolValue":false}}`),
+    header: jsonText(`${head}{"arrayValue":{"values":[{"stringValue":`),
+  };
+}
 
-const P_OPERATION = prefix('gen_ai.operation.name');
-const P_PROVIDER = prefix('gen_ai.provider.name');
-const P_SYSTEM = prefix('gen_ai.system');
-const P_REQUEST_MODEL = prefix('gen_ai.request.model');
-const P_RESPONSE_MODEL = prefix('gen_ai.response.model');
-const P_INPUT_TOKENS = prefix('gen_ai.usage.input_tokens');
-const P_OUTPUT_TOKENS = prefix('gen_ai.usage.output_tokens');
-const P_STATUS = prefix('http.response.status_code');
-const P_ERROR_TYPE = prefix('error.type');
-const P_TOLLGATE_OPERATION = prefix('tollgate.operation');
-const P_CONTENT_REQUEST = prefix('tollgate.content.request');
-const P_CONTENT_RESPONSE = prefix('tollgate.content.response');
-const P_CONTENT_TRUNCATED = prefix('tollgate.content.truncated');
+/** The `tollgate.<field>` attribute keys of the exported fields. */
+const T = Object.fromEntries(
+  (Object.keys(EXPORTED_FIELDS) as (keyof UsageEvent)[]).filter((f) => EXPORTED_FIELDS[f]).map((f) => [f, attributeKey(`tollgate.${f}`)]),
+) as Record<keyof UsageEvent, AttributeKey>;
 
-const text = (t: string): Buffer => Buffer.from(t);
-const STRING_VALUE = text('{"stringValue":');
-const INT_VALUE = text('{"intValue":"');
-const DOUBLE_VALUE = text('{"doubleValue":');
-const BOOL_TRUE = text('{"boolValue":true}}');
-const BOOL_FALSE = text('{"boolValue":false}}');
-const CLOSE = text('}}');
-const QUOTE_CLOSE = text('"}}');
-const HEADER_VALUE = text('{"arrayValue":{"values":[{"stringValue":');
-const HEADER_CLOSE = text('}]}}}');
-const TRACE_ID = text('{"traceId":"');
-const SPAN_ID = text('","spanId":"');
-const NAME = text('","name":');
-const START = text(',"kind":2,"startTimeUnixNano":"');
-const END = text('000","endTimeUnixNano":"');
-const ATTRIBUTES = text('000","attributes":[');
-const STATUS = text('],"status":');
-const STATUS_OK = text('{"code":0}');
-const STATUS_ERROR = text('{"code":2,"message":');
+const A_OPERATION = attributeKey('gen_ai.operation.name');
+const FIRST_OPERATION = A_OPERATION.str.subarray(1);
+const A_PROVIDER = attributeKey('gen_ai.provider.name');
+const A_SYSTEM = attributeKey('gen_ai.system');
+const A_REQUEST_MODEL = attributeKey('gen_ai.request.model');
+const A_RESPONSE_MODEL = attributeKey('gen_ai.response.model');
+const A_INPUT_TOKENS = attributeKey('gen_ai.usage.input_tokens');
+const A_OUTPUT_TOKENS = attributeKey('gen_ai.usage.output_tokens');
+const A_STATUS = attributeKey('http.response.status_code');
+const A_ERROR_TYPE = attributeKey('error.type');
+const A_TOLLGATE_OPERATION = attributeKey('tollgate.operation');
+const A_CONTENT_REQUEST = attributeKey('tollgate.content.request');
+const A_CONTENT_RESPONSE = attributeKey('tollgate.content.response');
+const A_CONTENT_TRUNCATED = attributeKey('tollgate.content.truncated');
 
-/** Attribute prefixes of captured request headers, by header name (a configured, fixed set). */
-const headerPrefixes = new Map<string, Buffer>();
-function headerPrefix(name: string): Buffer {
-  let p = headerPrefixes.get(name);
-  if (p === undefined) {
-    p = prefix(`http.request.header.${name}`);
-    headerPrefixes.set(name, p);
+const CLOSE = jsonText('}}');
+const QUOTE_CLOSE = jsonText('"}}');
+const HEADER_CLOSE = jsonText('}]}}}');
+const TRACE_ID = jsonText('{"traceId":"');
+const SPAN_ID = jsonText('","spanId":"');
+const NAME = jsonText('","name":');
+const START = jsonText(',"kind":2,"startTimeUnixNano":"');
+const END = jsonText('000","endTimeUnixNano":"');
+const ATTRIBUTES = jsonText('000","attributes":[');
+const STATUS_OK = jsonText('],"status":{"code":0}}');
+const STATUS_ERROR = jsonText('],"status":{"code":2,"message":');
+const STATUS_ERROR_CLOSE = jsonText('}}');
+
+/** Attribute keys of captured request headers, by header name (a configured, fixed set). */
+const headerKeys = new Map<string, AttributeKey>();
+function headerKey(name: string): AttributeKey {
+  let k = headerKeys.get(name);
+  if (k === undefined) {
+    k = attributeKey(`http.request.header.${name}`);
+    headerKeys.set(name, k);
   }
-  return p;
+  return k;
 }
 
-/** The span being written: `out[0, at)`; `out` grows (and stays grown) for large content. */
-let out = Buffer.allocUnsafe(16 * 1024);
-let at = 0;
-/** No attribute written yet in the current span (attributes are comma-separated). */
-let firstAttribute = true;
+/** The span being written; its buffer grows (and stays grown) for large content. */
+const w = new JsonBytes(16 * 1024);
 
-function room(n: number): void {
-  if (at + n <= out.length) return;
-  const grown = Buffer.allocUnsafe(Math.max(2 * out.length, at + n));
-  out.copy(grown, 0, 0, at);
-  out = grown;
+/** A string attribute; nothing for null or undefined. */
+function str(k: AttributeKey, v: string | null | undefined): void {
+  if (v === null || v === undefined) return;
+  w.raw(k.str);
+  w.str(v);
+  w.raw(CLOSE);
 }
 
-function bytes(b: Buffer): void {
-  const n = b.length;
-  room(n);
-  out.set(b, at);
-  at += n;
+/** A number attribute (intValue for integers); nothing for null, undefined or a non-finite number. */
+function num(k: AttributeKey, v: number | null | undefined): void {
+  if (v === null || v === undefined || !Number.isFinite(v)) return;
+  if (Number.isInteger(v)) {
+    w.raw(k.int);
+    w.num(v);
+    w.raw(QUOTE_CLOSE);
+  } else {
+    w.raw(k.dbl);
+    w.num(v);
+    w.raw(CLOSE);
+  }
 }
 
-/** An ASCII string as is (digits, hex ids). */
-function ascii(s: string): void {
-  const n = s.length;
-  room(n);
-  const o = out;
-  const p = at;
-  for (let i = 0; i < n; i++) o[p + i] = s.charCodeAt(i);
-  at = p + n;
+function bool(k: AttributeKey, v: boolean | undefined): void {
+  if (v !== undefined) w.raw(v ? k.yes : k.no);
 }
 
 /**
- * `v` as a JSON string literal: copied as is when JSON needs no escape and it is ASCII (the
- * common case), else JSON.stringify's text (escapes, non-ASCII, lone surrogates).
+ * A list or map (guardrail hits, embedding calls) as its JSON text; nothing when it is empty, or
+ * an object whose members are all empty lists or zero (gateway_embedding_calls without calls).
  */
-function str(v: string): void {
-  const n = v.length;
-  room(n + 2);
-  const o = out;
-  const p = at + 1;
-  o[at] = 0x22;
-  for (let i = 0; i < n; i++) {
-    const c = v.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x7f) {
-      const quoted = JSON.stringify(v);
-      room(quoted.length * 3);
-      at += out.write(quoted, at, 'utf8');
-      return;
-    }
-    o[p + i] = c;
-  }
-  o[p + n] = 0x22;
-  at = p + n + 1;
-}
-
-function comma(): void {
-  if (firstAttribute) {
-    firstAttribute = false;
-    return;
-  }
-  room(1);
-  out[at++] = 0x2c;
-}
-
-/**
- * One attribute, `prefix` being `{"key":<key>,"value":`; nothing for a value that carries
- * nothing: null, undefined, a non-finite number, an empty list, or an object whose members are
- * all empty lists or zero (gateway_embedding_calls without calls).
- */
-function attribute(prefix: Buffer, v: unknown): void {
-  switch (typeof v) {
-    case 'string':
-      comma();
-      bytes(prefix);
-      bytes(STRING_VALUE);
-      str(v);
-      bytes(CLOSE);
-      return;
-    case 'boolean':
-      comma();
-      bytes(prefix);
-      bytes(v ? BOOL_TRUE : BOOL_FALSE);
-      return;
-    case 'number':
-      if (!Number.isFinite(v)) return;
-      comma();
-      bytes(prefix);
-      if (Number.isInteger(v)) {
-        bytes(INT_VALUE);
-        ascii(String(v));
-        bytes(QUOTE_CLOSE);
-      } else {
-        bytes(DOUBLE_VALUE);
-        ascii(String(v));
-        bytes(CLOSE);
-      }
-      return;
-    case 'object':
-      // Lists and maps (guardrail hits, embedding calls) travel as their JSON text.
-      if (v === null || isEmpty(v)) return;
-      comma();
-      bytes(prefix);
-      bytes(STRING_VALUE);
-      str(JSON.stringify(v));
-      bytes(CLOSE);
-      return;
-    default:
-      return;
-  }
+function object(k: AttributeKey, v: object | undefined): void {
+  if (v === undefined || isEmpty(v)) return;
+  w.raw(k.str);
+  w.str(JSON.stringify(v));
+  w.raw(CLOSE);
 }
 
 function isEmpty(v: object): boolean {
@@ -278,6 +225,36 @@ function isEmpty(v: object): boolean {
     if (!(Array.isArray(m) ? m.length === 0 : m === 0)) return false;
   }
   return true;
+}
+
+/** The trace id of traceIdFor, written: a UUID's hex digits directly, any other id's digest. */
+function traceId(requestId: string): void {
+  if (requestId.length === 36) {
+    w.room(32);
+    const o = w.buf;
+    let p = w.at;
+    for (let i = 0; i < 36; i++) {
+      let c = requestId.charCodeAt(i);
+      if (i === 8 || i === 13 || i === 18 || i === 23) {
+        if (c === 0x2d) continue;
+      } else if (c >= 0x41 && c <= 0x46) {
+        c += 0x20; // A-F → a-f
+        o[p++] = c;
+        continue;
+      } else if ((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66)) {
+        o[p++] = c;
+        continue;
+      }
+      // Not a UUID after all.
+      p = -1;
+      break;
+    }
+    if (p !== -1) {
+      w.at = p;
+      return;
+    }
+  }
+  w.ascii(traceIdFor(requestId));
 }
 
 /** Span ids: 8 random bytes each, drawn from one pool refilled 512 ids at a time. */
@@ -306,66 +283,90 @@ function parseTime(text: string): number {
 /**
  * The span of one usage event as OTLP/HTTP JSON, UTF-8 encoded. The bytes are a view of a buffer
  * that the next call overwrites: copy them before encoding another span. `content` (already
- * trimmed to the exporter's cap) adds the content attributes.
+ * trimmed to the exporter's cap) adds the content attributes. Fields are read one by one (not
+ * through the EXPORTED_FIELDS keys): a keyed read per field costs more than the field's text.
  */
 export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): Buffer {
-  at = 0;
-  firstAttribute = true;
+  w.reset();
   const genaiOperation = GENAI_OPERATION[e.operation] ?? e.operation;
   // Nanoseconds as decimal strings without BigInt: whole microseconds fit a double exactly.
   const endUs = parseTime(e.occurred_at) * 1000;
   const startUs = endUs - Math.round(Math.max(0, e.latency_ms) * 1000);
-  bytes(TRACE_ID);
-  ascii(traceIdFor(e.request_id));
-  bytes(SPAN_ID);
-  ascii(spanId());
-  bytes(NAME);
-  str(e.requested_model === '' ? genaiOperation : genaiOperation + ' ' + e.requested_model);
-  bytes(START);
-  ascii(String(startUs));
-  bytes(END);
-  ascii(String(endUs));
-  bytes(ATTRIBUTES);
-  attribute(P_OPERATION, genaiOperation);
+  w.raw(TRACE_ID);
+  traceId(e.request_id);
+  w.raw(SPAN_ID);
+  w.ascii(spanId());
+  w.raw(NAME);
+  w.str(e.requested_model === '' ? genaiOperation : genaiOperation + ' ' + e.requested_model);
+  w.raw(START);
+  w.num(startUs);
+  w.raw(END);
+  w.num(endUs);
+  w.raw(ATTRIBUTES);
+  w.raw(FIRST_OPERATION);
+  w.str(genaiOperation);
+  w.raw(CLOSE);
   if (e.provider !== null) {
-    attribute(P_PROVIDER, e.provider);
-    attribute(P_SYSTEM, e.provider);
+    str(A_PROVIDER, e.provider);
+    str(A_SYSTEM, e.provider);
   }
-  if (e.requested_model !== '') attribute(P_REQUEST_MODEL, e.requested_model);
-  if (e.upstream_model !== undefined && e.upstream_model !== null) attribute(P_RESPONSE_MODEL, e.upstream_model);
-  if (e.prompt_tokens !== null) attribute(P_INPUT_TOKENS, e.prompt_tokens);
-  if (e.completion_tokens !== null) attribute(P_OUTPUT_TOKENS, e.completion_tokens);
-  attribute(P_STATUS, e.status);
-  if (e.error_class !== null) attribute(P_ERROR_TYPE, e.error_class);
-  attribute(P_TOLLGATE_OPERATION, e.operation);
-  for (let i = 0; i < FIELDS.length; i++) attribute(FIELD_PREFIXES[i], e[FIELDS[i]]);
+  if (e.requested_model !== '') str(A_REQUEST_MODEL, e.requested_model);
+  str(A_RESPONSE_MODEL, e.upstream_model);
+  num(A_INPUT_TOKENS, e.prompt_tokens);
+  num(A_OUTPUT_TOKENS, e.completion_tokens);
+  num(A_STATUS, e.status);
+  str(A_ERROR_TYPE, e.error_class);
+  str(A_TOLLGATE_OPERATION, e.operation);
+  str(T.request_id, e.request_id);
+  str(T.model_id, e.model_id);
+  str(T.provider_key_id, e.provider_key_id);
+  str(T.api_key_id, e.api_key_id);
+  str(T.error_message, e.error_message);
+  str(T.attempt_kind, e.attempt_kind);
+  bool(T.billable, e.billable);
+  bool(T.stream, e.stream);
+  num(T.prompt_tokens, e.prompt_tokens);
+  num(T.completion_tokens, e.completion_tokens);
+  num(T.total_tokens, e.total_tokens);
+  num(T.cached_tokens, e.cached_tokens);
+  num(T.cache_creation_tokens, e.cache_creation_tokens);
+  num(T.reasoning_tokens, e.reasoning_tokens);
+  num(T.latency_ms, e.latency_ms);
+  num(T.ttft_ms, e.ttft_ms);
+  str(T.passthrough_route_name, e.passthrough_route_name);
+  str(T.client_identity, e.client_identity);
+  num(T.downstream_latency_ms, e.downstream_latency_ms);
+  num(T.downstream_ttft_ms, e.downstream_ttft_ms);
+  num(T.upstream_latency_ms, e.upstream_latency_ms);
+  num(T.upstream_ttft_ms, e.upstream_ttft_ms);
+  object(T.applied_guardrails, e.applied_guardrails);
+  bool(T.guardrail_blocked, e.guardrail_blocked);
+  bool(T.guardrail_blocked_fail_closed, e.guardrail_blocked_fail_closed);
+  str(T.guardrail_bypassed_reason, e.guardrail_bypassed_reason);
+  object(T.guardrail_enforced_hits, e.guardrail_enforced_hits);
+  object(T.guardrail_monitor_hits, e.guardrail_monitor_hits);
+  object(T.gateway_embedding_calls, e.gateway_embedding_calls);
   const headers = e.request_headers;
   if (headers !== undefined) {
     for (const name in headers) {
-      comma();
-      bytes(headerPrefix(name));
-      bytes(HEADER_VALUE);
-      str(headers[name]);
-      bytes(HEADER_CLOSE);
+      w.raw(headerKey(name).header);
+      w.str(headers[name]);
+      w.raw(HEADER_CLOSE);
     }
   }
   if (content !== undefined) {
-    attribute(P_CONTENT_REQUEST, content.request);
-    attribute(P_CONTENT_RESPONSE, content.response);
-    attribute(P_CONTENT_TRUNCATED, content.truncated);
+    str(A_CONTENT_REQUEST, content.request);
+    str(A_CONTENT_RESPONSE, content.response);
+    bool(A_CONTENT_TRUNCATED, content.truncated);
   }
-  bytes(STATUS);
   if (e.status >= 400) {
-    bytes(STATUS_ERROR);
-    str(e.error_message ?? `status ${e.status}`);
-    room(1);
-    out[at++] = 0x7d; // }
+    w.raw(STATUS_ERROR);
+    w.str(e.error_message ?? `status ${e.status}`);
+    w.raw(STATUS_ERROR_CLOSE);
   } else {
-    bytes(STATUS_OK);
+    w.raw(STATUS_OK);
   }
-  room(1);
-  out[at++] = 0x7d; // }
-  return out.subarray(0, at);
+  return w.view();
 }
 
 /**

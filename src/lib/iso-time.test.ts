@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isoTime } from './iso-time.ts';
+
+test('isoTime writes what Date#toISOString writes, across minutes, hours, days, years and back in time', () => {
+  const starts = [0, 59_999, 60_000, Date.UTC(2026, 10, 22, 23, 59, 59, 999), Date.UTC(2024, 1, 29, 12, 0, 0, 5), Date.UTC(9999, 11, 31, 23, 59, 59, 0)];
+  for (const start of starts) {
+    for (const step of [0, 1, 9, 10, 99, 100, 999, 1000, 59_000, 59_999, 60_000, 3_600_000, 86_400_000, -1, -60_001]) {
+      const ms = start + step;
+      if (ms < 0 || ms >= 253402300800000) continue;
+      assert.equal(isoTime(ms), new Date(ms).toISOString(), String(ms));
+    }
+  }
+  let seed = 7;
+  for (let i = 0; i < 20000; i++) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    const ms = Date.UTC(2026, 0, 1) + (seed % 200_000_000);
+    assert.equal(isoTime(ms), new Date(ms).toISOString(), String(ms));
+  }
+  assert.equal(isoTime(1.5), new Date(1.5).toISOString(), 'a fraction of a millisecond is the formatter\'s');
+  const now = isoTime();
+  assert.match(now, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.ok(Math.abs(Date.parse(now) - Date.now()) < 1000);
+});

@@ -1,0 +1,22 @@
+// ISO 8601 timestamps with milliseconds (`YYYY-MM-DDTHH:MM:SS.mmmZ`, Date#toISOString's text)
+// for the per-request records. `new Date().toISOString()` costs ~16k instructions (the Date
+// object, then the C++ formatter); here the minute's prefix is formatted once a minute and each
+// timestamp only appends its seconds and milliseconds to it.
+
+let minuteStart = Number.NaN;
+let minutePrefix = '';
+
+/** `ms` (milliseconds since the epoch, default now) as Date#toISOString writes it. */
+export function isoTime(ms: number = Date.now()): string {
+  let inMinute = ms - minuteStart;
+  if (!(inMinute >= 0 && inMinute < 60_000)) {
+    // Outside the cached minute (or not an integer count of ms in 0000-9999): the formatter itself.
+    if (!Number.isInteger(ms) || ms < 0 || ms >= 253402300800000) return new Date(ms).toISOString();
+    minuteStart = ms - (ms % 60_000);
+    minutePrefix = new Date(minuteStart).toISOString().slice(0, 17);
+    inMinute = ms - minuteStart;
+  }
+  const s = Math.floor(inMinute / 1000);
+  const m = inMinute - s * 1000;
+  return `${minutePrefix}${s < 10 ? '0' : ''}${s}.${m < 10 ? '00' : m < 100 ? '0' : ''}${m}Z`;
+}
