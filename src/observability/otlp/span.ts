@@ -8,8 +8,8 @@
 // A span is written as UTF-8 bytes straight into one reused buffer (JsonBytes): each attribute's
 // key and value opening are one constant made once, strings are copied character by character
 // when JSON needs no escape for them (ids, names, models: the common case), and nothing else is
-// left behind. Built as a string, a span was some 200 concatenated pieces, flattened and then
-// encoded: ~7 KB of garbage per event, which cost the gateway more than the encoding itself.
+// left behind. With ~40 constant pieces a span, this costs about half the instructions of the
+// same text built as one template literal (`npm run bench:serialisers`).
 import { createHash, randomBytes } from 'node:crypto';
 import { JsonBytes, jsonText } from '../../lib/json-bytes.ts';
 import type { CapturedContent } from '../content-text.ts';
@@ -111,7 +111,7 @@ export const EXPORTED_FIELDS: Readonly<Record<keyof UsageEvent, boolean>> = {
 /**
  * One attribute key's text, made once: `,{"key":<key>,"value":` followed by the opening of each
  * value kind. The leading comma separates it from the attribute before; the first attribute of
- * a span is written from `first`, without it.
+ * a span (the operation name, always there) is written without it (FIRST_OPERATION).
  */
 interface AttributeKey {
   str: Uint8Array;
@@ -165,7 +165,6 @@ const END = jsonText('000","endTimeUnixNano":"');
 const ATTRIBUTES = jsonText('000","attributes":[');
 const STATUS_OK = jsonText('],"status":{"code":0}}');
 const STATUS_ERROR = jsonText('],"status":{"code":2,"message":');
-const STATUS_ERROR_CLOSE = jsonText('}}');
 
 /** Attribute keys of captured request headers, by header name (a configured, fixed set). */
 const headerKeys = new Map<string, AttributeKey>();
@@ -362,7 +361,7 @@ export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): 
   if (e.status >= 400) {
     w.raw(STATUS_ERROR);
     w.str(e.error_message ?? `status ${e.status}`);
-    w.raw(STATUS_ERROR_CLOSE);
+    w.raw(CLOSE);
   } else {
     w.raw(STATUS_OK);
   }
