@@ -7,12 +7,11 @@
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { RequestContext } from '../src/http/context.ts';
+import type { RequestContext } from '../src/http/context.ts';
 import { isoTime } from '../src/lib/iso-time.ts';
 import { reportRequest, type FinalizeSinks } from '../src/observability/access-log.ts';
 import { Metrics } from '../src/observability/metrics.ts';
@@ -21,29 +20,18 @@ import { usageEventMembers } from '../src/observability/usage-event-json.ts';
 import { completeUsageEvent, usageEventFrom, type UsageEvent } from '../src/observability/usage-events.ts';
 import { intOption } from './ab-targets.ts';
 import { callgrindTotal } from './instructions.ts';
+import { servedChatContext } from '../test/harness/served-context.ts';
 
 /** A finished chat request as the bench's workload leaves it (ids as the snapshot makes them). */
 function finished(i: number): RequestContext {
-  const req = { method: 'POST', headers: {} } as unknown as IncomingMessage;
-  const ctx = new RequestContext(req, {} as ServerResponse, `0b6e2f7a-93c4-4e8b-9d1a-5f0c2e7b${String(1000 + (i % 9000))}`, '127.0.0.1');
-  ctx.endpoint = '/v1/chat/completions';
-  ctx.operation = 'chat';
-  ctx.status = 200;
-  ctx.requestedModel = 'fast';
-  ctx.model = 'fast';
+  const ctx = servedChatContext(`0b6e2f7a-93c4-4e8b-9d1a-5f0c2e7b${String(1000 + (i % 9000))}`);
   ctx.modelId = '5a1d3c3e-0d0b-5b8f-9b55-2f6f1e1c2a11';
-  ctx.provider = 'openai';
   ctx.providerKeyId = '7c2e0b8e-2f7d-5e3c-8a0d-1b9f3c4d5e6f';
   ctx.apiKeyId = '9d8c7b6a-5f4e-5d3c-9b2a-1f0e9d8c7b6a';
   ctx.apiKeyName = 'bench';
-  ctx.upstreamModel = 'gpt-4o-mini';
-  ctx.usage = { promptTokens: 12, completionTokens: 7, totalTokens: 19 };
   ctx.requestBytes = 180;
   ctx.responseBytes = 667;
-  ctx.upstreamSentMs = 1.25;
   ctx.upstreamFirstByteMs = 30.001 + (i % 7);
-  ctx.upstreamEndMs = 70.5;
-  ctx.downstreamFirstByteMs = 31.123;
   ctx.latencyMs();
   return ctx;
 }

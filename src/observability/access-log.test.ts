@@ -4,11 +4,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestContext } from '../http/context.ts';
 import { reportRequest, type FinalizeSinks } from './access-log.ts';
 import { Metrics } from './metrics.ts';
+import { servedChatContext } from '../../test/harness/served-context.ts';
 
-function finished(edit: (ctx: RequestContext) => void): { ctx: RequestContext; line: string } {
-  const req = { method: 'POST', headers: {} } as unknown as IncomingMessage;
-  const ctx = new RequestContext(req, {} as ServerResponse, 'req-1', '10.0.0.7');
-  edit(ctx);
+function finished(ctx: RequestContext): { ctx: RequestContext; line: string } {
   const lines: string[] = [];
   const sinks: FinalizeSinks = { metrics: new Metrics(), accessLog: (l) => lines.push(l) };
   reportRequest(ctx, sinks, '2026-11-22T01:02:03.456Z');
@@ -34,36 +32,26 @@ function expected(ctx: RequestContext): string {
 }
 
 test('the access line of a served request: every member, in order, as JSON.stringify writes it', () => {
-  const { ctx, line } = finished((ctx) => {
-    ctx.endpoint = '/v1/chat/completions';
-    ctx.status = 200;
-    ctx.apiKeyId = 'k-1';
-    ctx.apiKeyName = 'team "blue" key';
-    ctx.model = 'fast';
-    ctx.provider = 'openai';
-    ctx.providerKeyId = 'pk-1';
-    ctx.upstreamModel = 'gpt-4o-mini';
-    ctx.stream = true;
-    ctx.attempts = 2;
-    ctx.fallbacks = 1;
-    ctx.usage = { promptTokens: 12, completionTokens: 7, totalTokens: 19 };
-    ctx.requestBytes = 321;
-    ctx.responseBytes = 4567;
-    ctx.upstreamSentMs = 0.5;
-    ctx.upstreamFirstByteMs = 12.3456;
-    ctx.upstreamEndMs = 20.25;
-    ctx.downstreamFirstByteMs = 13;
-  });
+  const served = servedChatContext('req-1', '10.0.0.7');
+  served.apiKeyName = 'team "blue" key';
+  served.stream = true;
+  served.attempts = 2;
+  served.fallbacks = 1;
+  served.requestBytes = 321;
+  served.responseBytes = 4567;
+  served.upstreamFirstByteMs = 12.3456;
+  const { ctx, line } = finished(served);
   assert.equal(line, expected(ctx));
   assert.equal(JSON.parse(line).api_key_name, 'team "blue" key');
 });
 
 test('a refused request: members it never had are left out; error text with escapes and non-ASCII survives', () => {
-  const { ctx, line } = finished((ctx) => {
-    ctx.endpoint = '/v1/models';
-    ctx.status = 401;
-    ctx.fail('auth', 'Invalid API key\n\t“é”');
-  });
+  const req = { method: 'GET', headers: {} } as unknown as IncomingMessage;
+  const refused = new RequestContext(req, {} as ServerResponse, 'req-2', '10.0.0.7');
+  refused.endpoint = '/v1/models';
+  refused.status = 401;
+  refused.fail('auth', 'Invalid API key\n\t“é”');
+  const { ctx, line } = finished(refused);
   assert.equal(line, expected(ctx));
   const parsed = JSON.parse(line);
   for (const absent of ['api_key_id', 'model', 'prompt_tokens', 'upstream_first_byte_ms']) assert.ok(!(absent in parsed), absent);

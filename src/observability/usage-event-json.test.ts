@@ -1,25 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RequestContext } from '../http/context.ts';
+import type { RequestContext } from '../http/context.ts';
+import { servedChatContext } from '../../test/harness/served-context.ts';
 import { usageEventMembersOnce } from './usage-event-json.ts';
 import { completeUsageEvent, usageEventFrom, type UsageEvent } from './usage-events.ts';
 
 function event(edit: (ctx: RequestContext) => void = () => {}): UsageEvent {
-  const req = { method: 'POST', headers: {} } as unknown as IncomingMessage;
-  const ctx = new RequestContext(req, {} as ServerResponse, '0b6e2f7a-93c4-4e8b-9d1a-5f0c2e7b8a31', '127.0.0.1');
-  ctx.operation = 'chat';
-  ctx.status = 200;
-  ctx.requestedModel = 'fast';
-  ctx.modelId = 'm-1';
-  ctx.provider = 'openai';
-  ctx.providerKeyId = 'pk-1';
-  ctx.apiKeyId = 'k-1';
-  ctx.upstreamModel = 'gpt-4o-mini';
+  const ctx = servedChatContext();
   ctx.usage = { promptTokens: 12, completionTokens: 7, totalTokens: 19, cachedTokens: 0 };
-  ctx.upstreamSentMs = 1.25;
-  ctx.upstreamFirstByteMs = 30.001;
-  ctx.upstreamEndMs = 70.5;
   ctx.downstreamFirstByteMs = 31.123456;
   edit(ctx);
   return completeUsageEvent(usageEventFrom(ctx));
