@@ -13,8 +13,8 @@ export const jsonText = (text: string): Uint8Array => new Uint8Array(Buffer.from
 
 export class JsonBytes {
   /** `buf[0, at)` is the text written since the last reset; `buf` grows (and stays grown). */
-  buf: Buffer;
-  at = 0;
+  private buf: Buffer;
+  private at = 0;
 
   constructor(initialBytes = 4096) {
     this.buf = Buffer.allocUnsafe(initialBytes);
@@ -29,7 +29,7 @@ export class JsonBytes {
     return this.buf.subarray(0, this.at);
   }
 
-  room(n: number): void {
+  private room(n: number): void {
     if (this.at + n <= this.buf.length) return;
     const grown = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.at + n));
     this.buf.copy(grown, 0, 0, this.at);

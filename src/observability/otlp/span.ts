@@ -64,7 +64,8 @@ const GENAI_OPERATION: Readonly<Record<string, string>> = {
 /**
  * Every event field, in export order: true when it becomes a `tollgate.<field>` attribute, false
  * when a semantic-convention attribute (or the span itself) carries it. A Record over the event's
- * keys, so a field added to UsageEvent must be placed here.
+ * keys, so a field added to UsageEvent must be placed here; encodeUsageEventSpan reads the fields
+ * one by one, and a test checks that every field marked true reaches the span.
  */
 export const EXPORTED_FIELDS: Readonly<Record<keyof UsageEvent, boolean>> = {
   type: false,
@@ -226,36 +227,6 @@ function isEmpty(v: object): boolean {
   return true;
 }
 
-/** The trace id of traceIdFor, written: a UUID's hex digits directly, any other id's digest. */
-function traceId(requestId: string): void {
-  if (requestId.length === 36) {
-    w.room(32);
-    const o = w.buf;
-    let p = w.at;
-    for (let i = 0; i < 36; i++) {
-      let c = requestId.charCodeAt(i);
-      if (i === 8 || i === 13 || i === 18 || i === 23) {
-        if (c === 0x2d) continue;
-      } else if (c >= 0x41 && c <= 0x46) {
-        c += 0x20; // A-F → a-f
-        o[p++] = c;
-        continue;
-      } else if ((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66)) {
-        o[p++] = c;
-        continue;
-      }
-      // Not a UUID after all.
-      p = -1;
-      break;
-    }
-    if (p !== -1) {
-      w.at = p;
-      return;
-    }
-  }
-  w.ascii(traceIdFor(requestId));
-}
-
 /** Span ids: 8 random bytes each, drawn from one pool refilled 512 ids at a time. */
 let idPool = '';
 let idAt = 0;
@@ -292,7 +263,7 @@ export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): 
   const endUs = parseTime(e.occurred_at) * 1000;
   const startUs = endUs - Math.round(Math.max(0, e.latency_ms) * 1000);
   w.raw(TRACE_ID);
-  traceId(e.request_id);
+  w.ascii(traceIdFor(e.request_id));
   w.raw(SPAN_ID);
   w.ascii(spanId());
   w.raw(NAME);
