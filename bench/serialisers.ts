@@ -46,6 +46,16 @@ function usageEvent(ctx: RequestContext): UsageEvent {
 export function serialiserCases(): Record<string, (i: number) => number> {
   const contexts = Array.from({ length: 1000 }, (_, i) => finished(i));
   const events = contexts.map(usageEvent);
+  // Every event from another caller: no attribution text is ever kept (the worst case).
+  const unkeptKey = (i: number): string => `b2c3d4e5-0000-5000-8000-${String(i).padStart(12, '0')}`;
+  const unkept = events.map((e, i) => ({ ...e, api_key_id: unkeptKey(i) }));
+  // (Another key name, not id, for the access line: the id is a metric label, and a new series
+  // per call would count the metrics' cost, not the line's.)
+  const unkeptContexts = contexts.map((_, i) => {
+    const ctx = finished(i);
+    ctx.apiKeyName = `bench-${i}`;
+    return ctx;
+  });
   const out = Buffer.allocUnsafe(1 << 16);
   const lines: string[] = [];
   const sinks: FinalizeSinks = { metrics: new Metrics(), accessLog: (l) => void (lines[0] = l) };
@@ -59,6 +69,12 @@ export function serialiserCases(): Record<string, (i: number) => number> {
       return out.write(lines[0], 0);
     },
     span: (i) => encodeUsageEventSpan(events[i % 1000]).length,
+    'usage-line-unkept': (i) => out.write(`{${usageEventMembers(unkept[i % 1000])}}\n`, 0),
+    'access-report-unkept': (i) => {
+      reportRequest(unkeptContexts[i % 1000], sinks, events[i % 1000].occurred_at);
+      return out.write(lines[0], 0);
+    },
+    'span-unkept': (i) => encodeUsageEventSpan(unkept[i % 1000]).length,
     /** The current time as Date#toISOString writes it, as the usage event took it before isoTime. */
     'date-iso': () => new Date().toISOString().length,
     'iso-time': () => isoTime().length,

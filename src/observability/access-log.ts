@@ -7,6 +7,7 @@ import type { RequestContext } from '../http/context.ts';
 import type { ListenerAnswer } from '../http/server.ts';
 import { isoTime } from '../lib/iso-time.ts';
 import { jsonNumber, jsonString } from '../lib/json-text.ts';
+import { KeptValues } from '../lib/kept-values.ts';
 import { lineWriter, type Logger } from './logger.ts';
 import type { Metrics, NameLabel, RequestSample } from './metrics.ts';
 
@@ -84,16 +85,61 @@ export function reportRequest(ctx: RequestContext, sinks: FinalizeSinks, time?: 
   // The text JSON.stringify writes for the line's object (members that are undefined left out),
   // built as one template literal: fewer instructions than JSON.stringify, for every request.
   sinks.accessLog(`{"level":"info","time":${jsonString(time ?? isoTime())},"service":"tollgate","type":"access",\
-"request_id":${jsonString(ctx.requestId)}${optStr(',"method":', ctx.req.method)},"path":${jsonString(ctx.endpoint)},"status":${jsonNumber(ctx.status)},\
-"latency_ms":${jsonNumber(ms(sample.seconds * 1000))}${optNum(',"upstream_first_byte_ms":', ms(ctx.upstreamFirstByteMs))}\
-${optNum(',"downstream_ttft_ms":', ms(ctx.downstreamFirstByteMs))}${optNum(',"upstream_latency_ms":', upstreamMs)}${optStr(',"client_ip":', ctx.clientIp)}\
-${optStr(',"api_key_id":', ctx.apiKeyId)}${optStr(',"api_key_name":', ctx.apiKeyName)}${optStr(',"model":', ctx.model)}${optStr(',"provider":', ctx.provider)}\
-${optStr(',"provider_key_id":', ctx.providerKeyId)}${optStr(',"upstream_model":', ctx.upstreamModel)},"stream":${ctx.stream},\
-"attempts":${jsonNumber(ctx.attempts)},"fallbacks":${jsonNumber(ctx.fallbacks)}${optNum(',"prompt_tokens":', usage?.promptTokens)}\
+"request_id":${jsonString(ctx.requestId)}${outcome.get(ctx)}"latency_ms":${jsonNumber(ms(sample.seconds * 1000))}\
+${optNum(',"upstream_first_byte_ms":', ms(ctx.upstreamFirstByteMs))}${optNum(',"downstream_ttft_ms":', ms(ctx.downstreamFirstByteMs))}\
+${optNum(',"upstream_latency_ms":', upstreamMs)}${attribution.get(ctx)}${optNum(',"prompt_tokens":', usage?.promptTokens)}\
 ${optNum(',"completion_tokens":', usage?.completionTokens)}${optNum(',"total_tokens":', usage?.totalTokens)}\
 ${optNum(',"request_body_bytes":', ctx.requestBytes)}${optNum(',"response_body_bytes":', ctx.responseBytes)}${optStr(',"error_kind":', ctx.errorKind)}\
 ${optStr(',"error":', ctx.errorMessage)},"msg":"request completed"}\n`);
 }
+
+// The members that repeat from one request to the next for one caller and model are made once
+// and kept (KeptValues), as usage events keep theirs (attribution-memo.ts).
+
+/** Requests' kinds kept per run of members. */
+const KEPT = 8;
+
+interface Outcome {
+  method: string | undefined;
+  endpoint: string;
+  status: number;
+}
+
+/** `,"method":...,"path":...,"status":...,` (method when known). */
+const outcome = new KeptValues<RequestContext, Outcome, string>(
+  KEPT,
+  (k, ctx) => k.method === ctx.req.method && k.endpoint === ctx.endpoint && k.status === ctx.status,
+  (ctx) => ({ method: ctx.req.method, endpoint: ctx.endpoint, status: ctx.status }),
+  (ctx) => `${optStr(',"method":', ctx.req.method)},"path":${jsonString(ctx.endpoint)},"status":${jsonNumber(ctx.status)},`,
+);
+
+interface Attribution {
+  clientIp: string;
+  apiKeyId: string | undefined;
+  apiKeyName: string | undefined;
+  model: string | undefined;
+  provider: string | undefined;
+  providerKeyId: string | undefined;
+  upstreamModel: string | undefined;
+  stream: boolean;
+  attempts: number;
+  fallbacks: number;
+}
+
+/** From `client_ip` to `fallbacks`, each when known. */
+const attribution = new KeptValues<RequestContext, Attribution, string>(
+  KEPT,
+  (k, ctx) => k.clientIp === ctx.clientIp && k.apiKeyId === ctx.apiKeyId && k.apiKeyName === ctx.apiKeyName && k.model === ctx.model &&
+    k.provider === ctx.provider && k.providerKeyId === ctx.providerKeyId && k.upstreamModel === ctx.upstreamModel &&
+    k.stream === ctx.stream && k.attempts === ctx.attempts && k.fallbacks === ctx.fallbacks,
+  (ctx) => ({
+    clientIp: ctx.clientIp, apiKeyId: ctx.apiKeyId, apiKeyName: ctx.apiKeyName, model: ctx.model, provider: ctx.provider,
+    providerKeyId: ctx.providerKeyId, upstreamModel: ctx.upstreamModel, stream: ctx.stream, attempts: ctx.attempts, fallbacks: ctx.fallbacks,
+  }),
+  (ctx) => `${optStr(',"client_ip":', ctx.clientIp)}${optStr(',"api_key_id":', ctx.apiKeyId)}${optStr(',"api_key_name":', ctx.apiKeyName)}\
+${optStr(',"model":', ctx.model)}${optStr(',"provider":', ctx.provider)}${optStr(',"provider_key_id":', ctx.providerKeyId)}\
+${optStr(',"upstream_model":', ctx.upstreamModel)},"stream":${ctx.stream},"attempts":${jsonNumber(ctx.attempts)},"fallbacks":${jsonNumber(ctx.fallbacks)}`,
+);
 
 /** `<key>` and the value, or nothing when the value is undefined. */
 const optStr = (key: string, v: string | undefined): string => (v === undefined ? '' : key + jsonString(v));

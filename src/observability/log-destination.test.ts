@@ -223,3 +223,28 @@ test('dropped lines written marked are reported apart, with their count, on a fu
   d.settle();
   assert.deepEqual(marked, [[1, 'queue_full'], [1, 'write_error']]);
 });
+
+test('a framed line (text head, encoded body and tail) is one line: whole in one batch, counted once, dropped marked', () => {
+  const body = new Uint8Array(Buffer.from('"é":1'));
+  const tail = new Uint8Array(Buffer.from('}\n'));
+  const d = scripted();
+  const b = new LineBatcher(9, { batchBytes: 12, write: d.write, writeSync: d.writeSync });
+  b.write('ab\n');
+  b.writeFramed('{"t":"ü",', body, tail); // more than the first buffer has left: a batch of its own
+  d.settle();
+  d.settle();
+  assert.deepEqual(d.out, ['ab\n', '{"t":"ü","é":1}\n']);
+
+  const q = scripted();
+  const marked: Array<[number, string]> = [];
+  const dropped: number[] = [];
+  const full = new LineBatcher(9, { batchBytes: 1, maxQueuedBytes: 30, write: q.write, writeSync: q.writeSync, onDropped: (n) => dropped.push(n) });
+  full.onMarkedDropped = (n, reason) => marked.push([n, reason]);
+  full.writeFramed(`{"x":"${'y'.repeat(13)}",`, body, tail, true); // 30 bytes, in flight
+  full.writeFramed('{', body, tail, true); // queue full: dropped, marked
+  full.writeFramed('{', body, tail); // dropped, not marked
+  assert.deepEqual(marked, [[1, 'queue_full']]);
+  assert.deepEqual(dropped, [1, 1]);
+  q.settle();
+  assert.deepEqual(q.out, [`{"x":"${'y'.repeat(13)}","é":1}\n`]);
+});

@@ -88,13 +88,36 @@ export class LineBatcher {
   }
 
   write(line: string, marked = false): boolean {
+    // Room for the worst case: 3 UTF-8 bytes per UTF-16 unit.
+    const buf = this.room(line.length * 3, marked);
+    if (buf === undefined) return true;
+    this.used += buf.write(line, this.used);
+    this.added(marked);
+    return true;
+  }
+
+  /**
+   * One line made of a text head and a body and tail already encoded (a record serialised once
+   * for several destinations, framed differently for each).
+   */
+  writeFramed(head: string, body: Uint8Array, tail: Uint8Array, marked = false): void {
+    const buf = this.room(head.length * 3 + body.length + tail.length, marked);
+    if (buf === undefined) return;
+    let at = this.used + buf.write(head, this.used);
+    buf.set(body, at);
+    at += body.length;
+    buf.set(tail, at);
+    this.used = at + tail.length;
+    this.added(marked);
+  }
+
+  /** The batch buffer with room for `need` more bytes; undefined when the line is dropped (broken descriptor). */
+  private room(need: number, marked: boolean): Buffer | undefined {
     if (this.broken) {
       this.options.onDropped?.(1, 'write_error');
       if (marked) this.onMarkedDropped?.(1, 'write_error');
-      return true;
+      return undefined;
     }
-    // Room for the worst case: 3 UTF-8 bytes per UTF-16 unit.
-    const need = line.length * 3;
     if (this.buf !== undefined && this.used + need > this.buf.length) this.enqueue();
     if (this.buf === undefined && this.unnoticed > 0 && this.options.dropNotice !== undefined) {
       const notice = this.options.dropNotice(this.unnoticed);
@@ -105,11 +128,14 @@ export class LineBatcher {
       if (noticed !== undefined && this.used + need > noticed.length) this.enqueue();
     }
     this.buf ??= this.take(need);
-    this.used += this.buf.write(line, this.used);
+    return this.buf;
+  }
+
+  /** A line was added to the batch: count it, and queue the batch once it is full. */
+  private added(marked: boolean): void {
     this.lines++;
     if (marked) this.marked++;
     if (this.used >= this.batchBytes) this.enqueue();
-    return true;
   }
 
   /** Queue the pending lines and call `cb` once everything queued so far is written (pino's `logger.flush`). */

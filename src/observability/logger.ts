@@ -46,16 +46,25 @@ export function lineWriter(logger: Logger): (line: string) => void {
   };
 }
 
+/** A line written as a text head, then a body and a tail already UTF-8 encoded. */
+export type FramedLineWriter = (head: string, body: Uint8Array, tail: Uint8Array) => void;
+
 /**
- * Like lineWriter, for lines that must be accounted for (usage events): `onDropped` hears of
- * every one of them the asynchronous log stream drops (its queue full, or stderr gone).
+ * Like lineWriter, for lines whose body is encoded once for several destinations (usage
+ * events). With `onDropped`, the lines are accounted for: it hears of every one of them the
+ * asynchronous log stream drops (its queue full, or stderr gone).
  */
-export function accountedLineWriter(logger: Logger, onDropped: (lines: number, reason: DropReason) => void): (line: string) => void {
+export function framedLineWriter(logger: Logger, onDropped?: (lines: number, reason: DropReason) => void): FramedLineWriter {
   const stream = destination(logger);
-  if (!(stream instanceof LineBatcher)) return lineWriter(logger);
-  stream.onMarkedDropped = onDropped;
-  return (line) => {
-    stream.write(line, true);
+  if (stream instanceof LineBatcher) {
+    if (onDropped !== undefined) stream.onMarkedDropped = onDropped;
+    const marked = onDropped !== undefined;
+    return (head, body, tail) => stream.writeFramed(head, body, tail, marked);
+  }
+  // A synchronous destination (pino's own): the line as one string.
+  const text = new TextDecoder();
+  return (head, body, tail) => {
+    stream.write(head + text.decode(body) + text.decode(tail));
   };
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RequestContext } from '../http/context.ts';
 import { servedChatContext } from '../../test/harness/served-context.ts';
-import { usageEventMembersOnce } from './usage-event-json.ts';
+import { usageEventMembersBytes } from './usage-event-json.ts';
 import { completeUsageEvent, usageEventFrom, type UsageEvent } from './usage-events.ts';
 
 function event(edit: (ctx: RequestContext) => void = () => {}): UsageEvent {
@@ -13,7 +13,7 @@ function event(edit: (ctx: RequestContext) => void = () => {}): UsageEvent {
   return completeUsageEvent(usageEventFrom(ctx));
 }
 
-const line = (e: UsageEvent): string => `{${usageEventMembersOnce(e)}}\n`;
+const line = (e: UsageEvent): string => `{${Buffer.from(usageEventMembersBytes(e)).toString()}}\n`;
 
 test('an emitted event\'s members are the text JSON.stringify writes for it', () => {
   const events = [

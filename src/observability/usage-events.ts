@@ -4,11 +4,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestContext } from '../http/context.ts';
 import type { ContentCapture } from './content-capture.ts';
-import { accountedLineWriter, lineWriter, type Logger } from './logger.ts';
+import { framedLineWriter, type FramedLineWriter, type Logger } from './logger.ts';
 import { rejectionReason } from './log-destination.ts';
 import { isoTime } from '../lib/iso-time.ts';
 import { jsonString } from '../lib/json-text.ts';
-import { usageEventMembersOnce } from './usage-event-json.ts';
+import { usageEventMembersBytes } from './usage-event-json.ts';
 
 export type AttemptKind = 'initial' | 'retry' | 'fallback';
 
@@ -163,19 +163,19 @@ export class MemoryUsageSink implements UsageSink {
  * hears of events the asynchronous log stream drops (stderr not read, or gone).
  */
 export class LogUsageSink implements UsageSink {
-  private readonly write: (line: string) => void;
+  private readonly write: FramedLineWriter;
 
   constructor(logger: Logger, onDropped?: (events: number, reason: 'backlog_full' | 'write_error') => void) {
-    this.write = onDropped === undefined
-      ? lineWriter(logger)
-      : accountedLineWriter(logger, (lines, reason) => onDropped(lines, rejectionReason(reason)));
+    this.write = framedLineWriter(logger, onDropped && ((lines, reason) => onDropped(lines, rejectionReason(reason))));
   }
 
   emit(event: UsageEvent): void {
     // The event's members (serialised once, shared with the file sink), framed with the log fields.
-    this.write(`{"level":"info","time":${jsonString(event.occurred_at)},"service":"tollgate",${usageEventMembersOnce(event)},"msg":"usage"}\n`);
+    this.write(`{"level":"info","time":${jsonString(event.occurred_at)},"service":"tollgate",`, usageEventMembersBytes(event), LOG_TAIL);
   }
 }
+
+const LOG_TAIL = new Uint8Array(Buffer.from(',"msg":"usage"}\n'));
 
 const NO_HITS: GuardrailHit[] = [];
 const NO_GUARDRAILS: GuardrailApplied[] = [];

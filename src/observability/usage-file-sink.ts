@@ -5,7 +5,7 @@
 // without limit. A process that exits without closing the sink writes what is queued first.
 import { closeSync, openSync } from 'node:fs';
 import { LineBatcher, rejectionReason } from './log-destination.ts';
-import { usageEventMembersOnce } from './usage-event-json.ts';
+import { usageEventMembersBytes } from './usage-event-json.ts';
 import type { UsageEvent, UsageSink } from './usage-events.ts';
 
 export interface FileUsageSinkOptions {
@@ -20,6 +20,8 @@ export interface FileUsageSinkOptions {
   /** Writing to the file failed; called once. */
   onError?: (err: Error) => void;
 }
+
+const FILE_TAIL = new Uint8Array(Buffer.from('}\n'));
 
 export class FileUsageSink implements UsageSink {
   readonly path: string;
@@ -51,7 +53,7 @@ export class FileUsageSink implements UsageSink {
   emit(event: UsageEvent): void {
     // After close the descriptor's number may already belong to another file.
     if (this.closed !== undefined) return;
-    this.lines.write(`{${usageEventMembersOnce(event)}}\n`);
+    this.lines.writeFramed('{', usageEventMembersBytes(event), FILE_TAIL);
   }
 
   /** Hand the queued lines to the file. */

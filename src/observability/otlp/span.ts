@@ -8,10 +8,12 @@
 // A span is written as UTF-8 bytes straight into one reused buffer (JsonBytes): each attribute's
 // key and value opening are one constant made once, strings are copied character by character
 // when JSON needs no escape for them (ids, names, models: the common case), and nothing else is
-// left behind. With ~40 constant pieces a span, this costs about half the instructions of the
-// same text built as one template literal (`npm run bench:serialisers`).
+// left behind. The attribution attributes (who called what, how it ended) are one run of bytes
+// made once per attribution and kept (attributionMemo); a span writes the rest (ids,
+// times, token counts, latencies) itself (`npm run bench:serialisers`).
 import { createHash, randomBytes } from 'node:crypto';
 import { JsonBytes, jsonText } from '../../lib/json-bytes.ts';
+import { attributionMemo } from '../attribution-memo.ts';
 import type { CapturedContent } from '../content-text.ts';
 import type { UsageEvent } from '../usage-events.ts';
 
@@ -112,7 +114,7 @@ export const EXPORTED_FIELDS: Readonly<Record<keyof UsageEvent, boolean>> = {
 /**
  * One attribute key's text, made once: `,{"key":<key>,"value":` followed by the opening of each
  * value kind. The leading comma separates it from the attribute before; the first attribute of
- * a span (the operation name, always there) is written without it (FIRST_OPERATION).
+ * a span (the request id, always there) is written without it (FIRST_REQUEST_ID).
  */
 interface AttributeKey {
   str: Uint8Array;
@@ -141,7 +143,6 @@ const T = Object.fromEntries(
 ) as Record<keyof UsageEvent, AttributeKey>;
 
 const A_OPERATION = attributeKey('gen_ai.operation.name');
-const FIRST_OPERATION = A_OPERATION.str.subarray(1);
 const A_PROVIDER = attributeKey('gen_ai.provider.name');
 const A_SYSTEM = attributeKey('gen_ai.system');
 const A_REQUEST_MODEL = attributeKey('gen_ai.request.model');
@@ -160,12 +161,13 @@ const QUOTE_CLOSE = jsonText('"}}');
 const HEADER_CLOSE = jsonText('}]}}}');
 const TRACE_ID = jsonText('{"traceId":"');
 const SPAN_ID = jsonText('","spanId":"');
-const NAME = jsonText('","name":');
-const START = jsonText(',"kind":2,"startTimeUnixNano":"');
+const START = jsonText('","startTimeUnixNano":"');
 const END = jsonText('000","endTimeUnixNano":"');
 const ATTRIBUTES = jsonText('000","attributes":[');
-const STATUS_OK = jsonText('],"status":{"code":0}}');
-const STATUS_ERROR = jsonText('],"status":{"code":2,"message":');
+const FIRST_REQUEST_ID = T.request_id.str.subarray(1);
+const NAME = jsonText('],"name":');
+const STATUS_OK = jsonText(',"kind":2,"status":{"code":0}}');
+const STATUS_ERROR = jsonText(',"kind":2,"status":{"code":2,"message":');
 
 /** Attribute keys of captured request headers, by header name (a configured, fixed set). */
 const headerKeys = new Map<string, AttributeKey>();
@@ -178,44 +180,45 @@ function headerKey(name: string): AttributeKey {
   return k;
 }
 
-/** The span being written; its buffer grows (and stays grown) for large content. */
-const w = new JsonBytes(16 * 1024);
 
-/** A string attribute; nothing for null or undefined. */
-function str(k: AttributeKey, v: string | null | undefined): void {
-  if (v === null || v === undefined) return;
-  w.raw(k.str);
-  w.str(v);
-  w.raw(CLOSE);
-}
-
-/** A number attribute (intValue for integers); nothing for null, undefined or a non-finite number. */
-function num(k: AttributeKey, v: number | null | undefined): void {
-  if (v === null || v === undefined || !Number.isFinite(v)) return;
-  if (Number.isInteger(v)) {
-    w.raw(k.int);
-    w.num(v);
-    w.raw(QUOTE_CLOSE);
-  } else {
-    w.raw(k.dbl);
-    w.num(v);
-    w.raw(CLOSE);
+/** JsonBytes with the attribute kinds of a span. */
+class SpanWriter extends JsonBytes {
+  /** A string attribute; nothing for null or undefined. */
+  strAttr(k: AttributeKey, v: string | null | undefined): void {
+    if (v === null || v === undefined) return;
+    this.raw(k.str);
+    this.str(v);
+    this.raw(CLOSE);
   }
-}
 
-function bool(k: AttributeKey, v: boolean | undefined): void {
-  if (v !== undefined) w.raw(v ? k.yes : k.no);
-}
+  /** A number attribute (intValue for integers); nothing for null, undefined or a non-finite number. */
+  numAttr(k: AttributeKey, v: number | null | undefined): void {
+    if (v === null || v === undefined || !Number.isFinite(v)) return;
+    if (Number.isInteger(v)) {
+      this.raw(k.int);
+      this.num(v);
+      this.raw(QUOTE_CLOSE);
+    } else {
+      this.raw(k.dbl);
+      this.num(v);
+      this.raw(CLOSE);
+    }
+  }
 
-/**
- * A list or map (guardrail hits, embedding calls) as its JSON text; nothing when it is empty, or
- * an object whose members are all empty lists or zero (gateway_embedding_calls without calls).
- */
-function object(k: AttributeKey, v: object | undefined): void {
-  if (v === undefined || isEmpty(v)) return;
-  w.raw(k.str);
-  w.str(JSON.stringify(v));
-  w.raw(CLOSE);
+  boolAttr(k: AttributeKey, v: boolean | undefined): void {
+    if (v !== undefined) this.raw(v ? k.yes : k.no);
+  }
+
+  /**
+   * A list or map (guardrail hits, embedding calls) as its JSON text; nothing when it is empty, or
+   * an object whose members are all empty lists or zero (gateway_embedding_calls without calls).
+   */
+  objectAttr(k: AttributeKey, v: object | undefined): void {
+    if (v === undefined || isEmpty(v)) return;
+    this.raw(k.str);
+    this.str(JSON.stringify(v));
+    this.raw(CLOSE);
+  }
 }
 
 function isEmpty(v: object): boolean {
@@ -250,15 +253,24 @@ function parseTime(text: string): number {
   return lastTimeMs;
 }
 
+/** Where spans are written; its buffer grows (and stays grown) for large content. */
+const spans = new SpanWriter(16 * 1024);
+/** Where a span's attribution text is made. */
+const attributionWriter = new SpanWriter(4096);
+
 /**
  * The span of one usage event as OTLP/HTTP JSON, UTF-8 encoded. The bytes are a view of a buffer
  * that the next call overwrites: copy them before encoding another span. `content` (already
  * trimmed to the exporter's cap) adds the content attributes. Fields are read one by one (not
  * through the EXPORTED_FIELDS keys): a keyed read per field costs more than the field's text.
+ *
+ * The attributes that change with every event come first; the attribution attributes, the span's
+ * name and its status close the span as one run of bytes, made once per attribution and kept
+ * (attributionMemo).
  */
 export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): Buffer {
+  const w = spans;
   w.reset();
-  const genaiOperation = GENAI_OPERATION[e.operation] ?? e.operation;
   // Nanoseconds as decimal strings without BigInt: whole microseconds fit a double exactly.
   const endUs = parseTime(e.occurred_at) * 1000;
   const startUs = endUs - Math.round(Math.max(0, e.latency_ms) * 1000);
@@ -266,56 +278,71 @@ export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): 
   w.ascii(traceIdFor(e.request_id));
   w.raw(SPAN_ID);
   w.ascii(spanId());
-  w.raw(NAME);
-  w.str(e.requested_model === '' ? genaiOperation : genaiOperation + ' ' + e.requested_model);
   w.raw(START);
   w.num(startUs);
   w.raw(END);
   w.num(endUs);
   w.raw(ATTRIBUTES);
-  w.raw(FIRST_OPERATION);
-  w.str(genaiOperation);
+  w.raw(FIRST_REQUEST_ID);
+  w.str(e.request_id);
   w.raw(CLOSE);
-  if (e.provider !== null) {
-    str(A_PROVIDER, e.provider);
-    str(A_SYSTEM, e.provider);
+  w.numAttr(A_INPUT_TOKENS, e.prompt_tokens);
+  w.numAttr(A_OUTPUT_TOKENS, e.completion_tokens);
+  w.numAttr(T.prompt_tokens, e.prompt_tokens);
+  w.numAttr(T.completion_tokens, e.completion_tokens);
+  w.numAttr(T.total_tokens, e.total_tokens);
+  w.numAttr(T.cached_tokens, e.cached_tokens);
+  w.numAttr(T.cache_creation_tokens, e.cache_creation_tokens);
+  w.numAttr(T.reasoning_tokens, e.reasoning_tokens);
+  w.numAttr(T.latency_ms, e.latency_ms);
+  w.numAttr(T.ttft_ms, e.ttft_ms);
+  w.numAttr(T.downstream_latency_ms, e.downstream_latency_ms);
+  w.numAttr(T.downstream_ttft_ms, e.downstream_ttft_ms);
+  w.numAttr(T.upstream_latency_ms, e.upstream_latency_ms);
+  w.numAttr(T.upstream_ttft_ms, e.upstream_ttft_ms);
+  if (content !== undefined) {
+    w.strAttr(A_CONTENT_REQUEST, content.request);
+    w.strAttr(A_CONTENT_RESPONSE, content.response);
+    w.boolAttr(A_CONTENT_TRUNCATED, content.truncated);
   }
-  if (e.requested_model !== '') str(A_REQUEST_MODEL, e.requested_model);
-  str(A_RESPONSE_MODEL, e.upstream_model);
-  num(A_INPUT_TOKENS, e.prompt_tokens);
-  num(A_OUTPUT_TOKENS, e.completion_tokens);
-  num(A_STATUS, e.status);
-  str(A_ERROR_TYPE, e.error_class);
-  str(A_TOLLGATE_OPERATION, e.operation);
-  str(T.request_id, e.request_id);
-  str(T.model_id, e.model_id);
-  str(T.provider_key_id, e.provider_key_id);
-  str(T.api_key_id, e.api_key_id);
-  str(T.error_message, e.error_message);
-  str(T.attempt_kind, e.attempt_kind);
-  bool(T.billable, e.billable);
-  bool(T.stream, e.stream);
-  num(T.prompt_tokens, e.prompt_tokens);
-  num(T.completion_tokens, e.completion_tokens);
-  num(T.total_tokens, e.total_tokens);
-  num(T.cached_tokens, e.cached_tokens);
-  num(T.cache_creation_tokens, e.cache_creation_tokens);
-  num(T.reasoning_tokens, e.reasoning_tokens);
-  num(T.latency_ms, e.latency_ms);
-  num(T.ttft_ms, e.ttft_ms);
-  str(T.passthrough_route_name, e.passthrough_route_name);
-  str(T.client_identity, e.client_identity);
-  num(T.downstream_latency_ms, e.downstream_latency_ms);
-  num(T.downstream_ttft_ms, e.downstream_ttft_ms);
-  num(T.upstream_latency_ms, e.upstream_latency_ms);
-  num(T.upstream_ttft_ms, e.upstream_ttft_ms);
-  object(T.applied_guardrails, e.applied_guardrails);
-  bool(T.guardrail_blocked, e.guardrail_blocked);
-  bool(T.guardrail_blocked_fail_closed, e.guardrail_blocked_fail_closed);
-  str(T.guardrail_bypassed_reason, e.guardrail_bypassed_reason);
-  object(T.guardrail_enforced_hits, e.guardrail_enforced_hits);
-  object(T.guardrail_monitor_hits, e.guardrail_monitor_hits);
-  object(T.gateway_embedding_calls, e.gateway_embedding_calls);
+  w.raw(attribution.get(e));
+  return w.view();
+}
+
+/**
+ * The attribution attributes of a span, then the end of its attribute list, its name, kind and
+ * status: `,{attribute}...],"name":...,"kind":2,"status":{...}}`.
+ */
+const attribution = attributionMemo<Uint8Array>((e) => {
+  const genaiOperation = GENAI_OPERATION[e.operation] ?? e.operation;
+  const w = attributionWriter;
+  w.reset();
+  w.strAttr(A_OPERATION, genaiOperation);
+  if (e.provider !== null) {
+    w.strAttr(A_PROVIDER, e.provider);
+    w.strAttr(A_SYSTEM, e.provider);
+  }
+  if (e.requested_model !== '') w.strAttr(A_REQUEST_MODEL, e.requested_model);
+  w.strAttr(A_RESPONSE_MODEL, e.upstream_model);
+  w.numAttr(A_STATUS, e.status);
+  w.strAttr(A_ERROR_TYPE, e.error_class);
+  w.strAttr(A_TOLLGATE_OPERATION, e.operation);
+  w.strAttr(T.model_id, e.model_id);
+  w.strAttr(T.provider_key_id, e.provider_key_id);
+  w.strAttr(T.api_key_id, e.api_key_id);
+  w.strAttr(T.error_message, e.error_message);
+  w.strAttr(T.attempt_kind, e.attempt_kind);
+  w.boolAttr(T.billable, e.billable);
+  w.boolAttr(T.stream, e.stream);
+  w.strAttr(T.passthrough_route_name, e.passthrough_route_name);
+  w.strAttr(T.client_identity, e.client_identity);
+  w.objectAttr(T.applied_guardrails, e.applied_guardrails);
+  w.boolAttr(T.guardrail_blocked, e.guardrail_blocked);
+  w.boolAttr(T.guardrail_blocked_fail_closed, e.guardrail_blocked_fail_closed);
+  w.strAttr(T.guardrail_bypassed_reason, e.guardrail_bypassed_reason);
+  w.objectAttr(T.guardrail_enforced_hits, e.guardrail_enforced_hits);
+  w.objectAttr(T.guardrail_monitor_hits, e.guardrail_monitor_hits);
+  w.objectAttr(T.gateway_embedding_calls, e.gateway_embedding_calls);
   const headers = e.request_headers;
   if (headers !== undefined) {
     for (const name in headers) {
@@ -324,11 +351,8 @@ export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): 
       w.raw(HEADER_CLOSE);
     }
   }
-  if (content !== undefined) {
-    str(A_CONTENT_REQUEST, content.request);
-    str(A_CONTENT_RESPONSE, content.response);
-    bool(A_CONTENT_TRUNCATED, content.truncated);
-  }
+  w.raw(NAME);
+  w.str(e.requested_model === '' ? genaiOperation : genaiOperation + ' ' + e.requested_model);
   if (e.status >= 400) {
     w.raw(STATUS_ERROR);
     w.str(e.error_message ?? `status ${e.status}`);
@@ -336,8 +360,8 @@ export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): 
   } else {
     w.raw(STATUS_OK);
   }
-  return w.view();
-}
+  return new Uint8Array(w.view());
+});
 
 /**
  * The UTF-8 text around the spans of an ExportTraceServiceRequest (one resource, one scope):
