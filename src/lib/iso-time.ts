@@ -20,3 +20,23 @@ export function isoTime(ms: number = Date.now()): string {
   const m = inMinute - s * 1000;
   return `${minutePrefix}${s < 10 ? '0' : ''}${s}.${m < 10 ? '00' : m < 100 ? '0' : ''}${m}Z`;
 }
+
+/** The decimal digit at `i` of `text`, or NaN. */
+function digit(text: string, i: number): number {
+  const d = text.charCodeAt(i) - 0x30;
+  return d >= 0 && d <= 9 ? d : Number.NaN;
+}
+
+/**
+ * The instant an ISO timestamp names, in milliseconds since the epoch (Date.parse's result). A
+ * timestamp in the minute isoTime formatted last (the usage events' occurred_at, read back by the
+ * span encoder) is read from its seconds and milliseconds alone.
+ */
+export function isoTimeMs(text: string): number {
+  if (text.length === 24 && minutePrefix !== '' && text.startsWith(minutePrefix) && text.charCodeAt(19) === 0x2e && text.charCodeAt(23) === 0x5a) {
+    const s = digit(text, 17) * 10 + digit(text, 18);
+    const m = digit(text, 20) * 100 + digit(text, 21) * 10 + digit(text, 22);
+    if (s < 60 && m >= 0) return minuteStart + s * 1000 + m;
+  }
+  return Date.parse(text);
+}

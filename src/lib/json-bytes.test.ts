@@ -23,7 +23,7 @@ test('str writes exactly what JSON.stringify writes: escapes, quotes, backslashe
 
 test('num writes exactly what JSON.stringify writes: integers, whole microseconds in ms, other doubles, non-finite as null', () => {
   const samples = [
-    0, -0, 1, 9, 10, 99, 100, 12345, -7, -12345, 2 ** 31, 2 ** 53 - 1, -(2 ** 53), 1e15, 1e15 - 1, 1e21, 1e22, -1e21,
+    0, -0, 1, 9, 10, 99, 100, 12345, -7, -12345, 2 ** 31, 2 ** 53 - 1, -(2 ** 53 - 1), 2 ** 53, -(2 ** 53), 2 ** 53 + 2, 1e15, 1e15 - 1, 1763784306789000, 1e16, 1e21, 1e22, -1e21,
     0.1, 0.001, 0.009, 0.01, 1.5, 1.25, 1.125, 12.345, -0.5, -12.345, 1234567.891, 999999999999.999,
     1e-7, 5e-324, Math.PI, 0.1 + 0.2, 1 / 3, 123.4567, NaN, Infinity, -Infinity, Number.MAX_VALUE,
   ];

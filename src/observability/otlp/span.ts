@@ -12,6 +12,7 @@
 // made once per attribution and kept (attributionMemo); a span writes the rest (ids,
 // times, token counts, latencies) itself (`npm run bench:serialisers`).
 import { createHash, randomBytes } from 'node:crypto';
+import { isoTimeMs } from '../../lib/iso-time.ts';
 import { JsonBytes, jsonText } from '../../lib/json-bytes.ts';
 import { attributionMemo } from '../attribution-memo.ts';
 import type { CapturedContent } from '../content-text.ts';
@@ -242,17 +243,6 @@ function spanId(): string {
   return idPool.slice(idAt - 16, idAt);
 }
 
-/** Date.parse of the last occurred_at seen: consecutive events often share their millisecond. */
-let lastTimeText = '';
-let lastTimeMs = 0;
-function parseTime(text: string): number {
-  if (text !== lastTimeText) {
-    lastTimeMs = Date.parse(text);
-    lastTimeText = text;
-  }
-  return lastTimeMs;
-}
-
 /** Where spans are written; its buffer grows (and stays grown) for large content. */
 const spans = new SpanWriter(16 * 1024);
 /** Where a span's attribution text is made. */
@@ -272,7 +262,7 @@ export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): 
   const w = spans;
   w.reset();
   // Nanoseconds as decimal strings without BigInt: whole microseconds fit a double exactly.
-  const endUs = parseTime(e.occurred_at) * 1000;
+  const endUs = isoTimeMs(e.occurred_at) * 1000;
   const startUs = endUs - Math.round(Math.max(0, e.latency_ms) * 1000);
   w.raw(TRACE_ID);
   w.ascii(traceIdFor(e.request_id));
