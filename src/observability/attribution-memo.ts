@@ -6,36 +6,16 @@
 // OTLP span) make the text of the first kind once per attribution and keep it (KeptValues): ~20
 // comparisons instead of escaping and copying ~20 values.
 import { KeptValues } from '../lib/kept-values.ts';
-import type { GatewayEmbeddingCalls, GuardrailHit, UsageEvent } from './usage-events.ts';
+import type { GatewayEmbeddingCalls, UsageEvent } from './usage-events.ts';
 
 /** The attribution fields of one event, copied (an event's own object may change after it is emitted). */
-interface Attribution {
-  operation: string;
-  requested_model: string;
-  model_id: string;
-  provider: string | null;
-  provider_key_id: string | null;
-  api_key_id: string | null;
-  status: number;
-  status_code: number;
-  error_class: string | null;
-  error_message: string | null;
-  attempt_kind: string;
-  billable: boolean;
-  stream: boolean;
-  passthrough_route_name: string | null;
-  client_identity: string | null;
-  upstream_model: string | null | undefined;
-  applied_guardrails: readonly unknown[] | undefined;
-  guardrail_blocked: boolean | undefined;
-  guardrail_blocked_fail_closed: boolean | undefined;
-  guardrail_bypassed_reason: string | null | undefined;
-  guardrail_enforced_hits: readonly GuardrailHit[] | undefined;
-  guardrail_monitor_hits: readonly GuardrailHit[] | undefined;
+type Attribution = Pick<UsageEvent, 'operation' | 'requested_model' | 'model_id' | 'provider' | 'provider_key_id' | 'api_key_id' |
+  'status' | 'status_code' | 'error_class' | 'error_message' | 'attempt_kind' | 'billable' | 'stream' | 'passthrough_route_name' |
+  'client_identity' | 'upstream_model' | 'applied_guardrails' | 'guardrail_blocked' | 'guardrail_blocked_fail_closed' |
+  'guardrail_bypassed_reason' | 'guardrail_enforced_hits' | 'guardrail_monitor_hits' | 'gateway_embedding_calls'> & {
   /** The captured headers as name, value, name, value, ... in the event's order; undefined when the event has none. */
   request_headers: string[] | undefined;
-  gateway_embedding_calls: GatewayEmbeddingCalls | undefined;
-}
+};
 
 function attributionOf(e: UsageEvent): Attribution {
   let headers: string[] | undefined;
