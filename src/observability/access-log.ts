@@ -2,7 +2,8 @@
 // per answered request written when the response body finishes (spec 2 §6.2). The line carries
 // attribution and sizes, never a presented credential or a body. It has the shape of the process
 // log (level, time, service, msg) so one pipeline reads both, and is written as one template
-// literal because it runs for every request.
+// literal because it runs for every request; its runs of members that repeat for one caller and
+// model are made once and kept.
 import type { RequestContext } from '../http/context.ts';
 import type { ListenerAnswer } from '../http/server.ts';
 import { isoTime } from '../lib/iso-time.ts';

@@ -1,8 +1,9 @@
-// The JSON line of a usage event: the text the stderr and file sinks write. It is the text
-// JSON.stringify writes for the event, with the fields in one fixed order, built as one template
-// literal (fewer instructions than JSON.stringify for this record, which is written for every
-// model-serving request). Optional members an event does not have are left out, as JSON.stringify
-// leaves out undefined members.
+// The JSON line of a usage event: the text the stderr and file sinks write, encoded once for
+// both. It is the text JSON.stringify writes for the event, with the fields in one fixed order,
+// built as template literals (fewer instructions than JSON.stringify for this record, which is
+// written for every model-serving request): the attribution members once per attribution and
+// kept (attribution-memo.ts), the rest for each event. Optional members an event does not have
+// are left out, as JSON.stringify leaves out undefined members.
 import { jsonList, jsonMap, jsonNumber, jsonString, jsonStringOrNull } from '../lib/json-text.ts';
 import { attributionMemo } from './attribution-memo.ts';
 import type { GatewayEmbeddingCalls, UsageEvent } from './usage-events.ts';
