@@ -9,6 +9,7 @@ import type { ListenerAnswer } from '../http/server.ts';
 import { isoTime } from '../lib/iso-time.ts';
 import { jsonNumber, jsonString } from '../lib/json-text.ts';
 import { KeptValues } from '../lib/kept-values.ts';
+import { KEPT_ATTRIBUTIONS } from './attribution-memo.ts';
 import { lineWriter, type Logger } from './logger.ts';
 import type { Metrics, NameLabel, RequestSample } from './metrics.ts';
 
@@ -97,8 +98,6 @@ ${optStr(',"error":', ctx.errorMessage)},"msg":"request completed"}\n`);
 // The members that repeat from one request to the next for one caller and model are made once
 // and kept (KeptValues), as usage events keep theirs (attribution-memo.ts).
 
-/** Requests' kinds kept per run of members. */
-const KEPT = 8;
 
 interface Outcome {
   method: string | undefined;
@@ -108,7 +107,7 @@ interface Outcome {
 
 /** `,"method":...,"path":...,"status":...,` (method when known). */
 const outcome = new KeptValues<RequestContext, Outcome, string>(
-  KEPT,
+  KEPT_ATTRIBUTIONS,
   (k, ctx) => k.method === ctx.req.method && k.endpoint === ctx.endpoint && k.status === ctx.status,
   (ctx) => ({ method: ctx.req.method, endpoint: ctx.endpoint, status: ctx.status }),
   (ctx) => `${optStr(',"method":', ctx.req.method)},"path":${jsonString(ctx.endpoint)},"status":${jsonNumber(ctx.status)},`,
@@ -129,7 +128,7 @@ interface Attribution {
 
 /** From `client_ip` to `fallbacks`, each when known. */
 const attribution = new KeptValues<RequestContext, Attribution, string>(
-  KEPT,
+  KEPT_ATTRIBUTIONS,
   (k, ctx) => k.clientIp === ctx.clientIp && k.apiKeyId === ctx.apiKeyId && k.apiKeyName === ctx.apiKeyName && k.model === ctx.model &&
     k.provider === ctx.provider && k.providerKeyId === ctx.providerKeyId && k.upstreamModel === ctx.upstreamModel &&
     k.stream === ctx.stream && k.attempts === ctx.attempts && k.fallbacks === ctx.fallbacks,

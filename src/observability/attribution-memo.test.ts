@@ -143,6 +143,21 @@ test('an attribution memo makes its value again exactly when an attribution fiel
   const before = made;
   memo.get(e);
   assert.equal(made, before + 1);
+  // So is a list changed in place: a list with items is never taken for the one seen before.
+  e.guardrail_enforced_hits = [{ guardrail_name: 'pii', hook: 'pre', action: 'mask' }];
+  memo.get(e);
+  e.guardrail_enforced_hits.push({ guardrail_name: 'tone', hook: 'post', action: 'flag' });
+  memo.get(e);
+  assert.equal(made, before + 3);
+});
+
+test('the usage line of an event whose guardrail list changed in place after it was written is still JSON.stringify\'s text', () => {
+  const e = base();
+  e.guardrail_monitor_hits = [{ guardrail_name: 'tone', hook: 'post', action: 'flag' }];
+  assert.equal(`{${usageEventMembers(e)}}`, JSON.stringify(e));
+  e.guardrail_monitor_hits.push({ guardrail_name: 'pii', hook: 'pre', action: 'mask' });
+  const again = { ...e };
+  assert.equal(`{${usageEventMembers(again)}}`, JSON.stringify(again));
 });
 
 test('callers taking turns keep their attribution\'s text, up to KEPT_ATTRIBUTIONS of them', () => {

@@ -8,7 +8,10 @@
 import { KeptValues } from '../lib/kept-values.ts';
 import type { GatewayEmbeddingCalls, UsageEvent } from './usage-events.ts';
 
-/** The attribution fields of one event, copied (an event's own object may change after it is emitted). */
+/**
+ * The attribution fields of one event, copied (an event's own object may change after it is
+ * emitted); its lists are kept only to tell absent from empty (see sameList).
+ */
 type Attribution = Pick<UsageEvent, 'operation' | 'requested_model' | 'model_id' | 'provider' | 'provider_key_id' | 'api_key_id' |
   'status' | 'status_code' | 'error_class' | 'error_message' | 'attempt_kind' | 'billable' | 'stream' | 'passthrough_route_name' |
   'client_identity' | 'upstream_model' | 'applied_guardrails' | 'guardrail_blocked' | 'guardrail_blocked_fail_closed' |
@@ -51,9 +54,13 @@ function attributionOf(e: UsageEvent): Attribution {
   };
 }
 
-/** Lists are the same when they are one list or both empty (the events' shared "none" values). */
+/**
+ * Lists are the same when both are absent or both empty (the events' "none"): a list with items
+ * (guardrail hits, embedding calls) always makes the text again, so a list changed in place after
+ * it was seen can never bring back the text of its former items.
+ */
 const sameList = (a: readonly unknown[] | undefined, b: readonly unknown[] | undefined): boolean =>
-  a === b || (a !== undefined && b !== undefined && a.length === 0 && b.length === 0);
+  a === undefined || b === undefined ? a === b : a.length === 0 && b.length === 0;
 
 function sameHeaders(kept: string[] | undefined, h: Record<string, string> | undefined): boolean {
   if (kept === undefined || h === undefined) return kept === h;
@@ -66,7 +73,8 @@ function sameHeaders(kept: string[] | undefined, h: Record<string, string> | und
 }
 
 function sameEmbeddingCalls(a: GatewayEmbeddingCalls | undefined, b: GatewayEmbeddingCalls | undefined): boolean {
-  return a === b || (a !== undefined && b !== undefined && a.calls.length === 0 && b.calls.length === 0 && a.dropped === b.dropped);
+  if (a === undefined || b === undefined) return a === b;
+  return a.calls.length === 0 && b.calls.length === 0 && a.dropped === b.dropped;
 }
 
 function sameAttribution(a: Attribution, e: UsageEvent): boolean {

@@ -7,6 +7,7 @@ import type { ContentCapture } from './content-capture.ts';
 import { pino } from 'pino';
 import { createLogger } from './logger.ts';
 import { LineBatcher } from './log-destination.ts';
+import { servedChatContext } from '../../test/harness/served-context.ts';
 
 function context(): RequestContext {
   const req = { method: 'POST', headers: {} } as unknown as IncomingMessage;
@@ -25,13 +26,7 @@ const FIELDS = [
 ].sort();
 
 test('a terminal row carries every field, occurred_at with milliseconds, tokens as reported', () => {
-  const ctx = context();
-  ctx.operation = 'chat';
-  ctx.status = 200;
-  ctx.requestedModel = 'fast';
-  ctx.modelId = 'm-1';
-  ctx.providerKeyId = 'pk-1';
-  ctx.upstreamModel = 'gpt-4o-mini';
+  const ctx = servedChatContext('req-1');
   ctx.usage = { promptTokens: 0, completionTokens: 7, totalTokens: 0, reasoningTokens: 2 };
   ctx.upstreamSentMs = 10;
   ctx.upstreamFirstByteMs = 30;

@@ -7,6 +7,7 @@ import type { ContentCapture } from './content-capture.ts';
 import { framedLineWriter, type FramedLineWriter, type Logger } from './logger.ts';
 import { rejectionReason } from './log-destination.ts';
 import { isoTime } from '../lib/iso-time.ts';
+import { jsonText } from '../lib/json-bytes.ts';
 import { jsonString } from '../lib/json-text.ts';
 import { usageEventMembersBytes } from './usage-event-json.ts';
 
@@ -175,7 +176,7 @@ export class LogUsageSink implements UsageSink {
   }
 }
 
-const LOG_TAIL = new Uint8Array(Buffer.from(',"msg":"usage"}\n'));
+const LOG_TAIL = jsonText(',"msg":"usage"}\n');
 
 const NO_HITS: GuardrailHit[] = [];
 const NO_GUARDRAILS: GuardrailApplied[] = [];

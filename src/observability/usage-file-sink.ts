@@ -4,6 +4,7 @@
 // disk cannot keep up, batches beyond a bounded backlog are dropped and counted, never buffered
 // without limit. A process that exits without closing the sink writes what is queued first.
 import { closeSync, openSync } from 'node:fs';
+import { jsonText } from '../lib/json-bytes.ts';
 import { LineBatcher, rejectionReason } from './log-destination.ts';
 import { usageEventMembersBytes } from './usage-event-json.ts';
 import type { UsageEvent, UsageSink } from './usage-events.ts';
@@ -21,7 +22,7 @@ export interface FileUsageSinkOptions {
   onError?: (err: Error) => void;
 }
 
-const FILE_TAIL = new Uint8Array(Buffer.from('}\n'));
+const FILE_TAIL = jsonText('}\n');
 
 export class FileUsageSink implements UsageSink {
   readonly path: string;

@@ -181,7 +181,6 @@ function headerKey(name: string): AttributeKey {
   return k;
 }
 
-
 /** JsonBytes with the attribute kinds of a span. */
 class SpanWriter extends JsonBytes {
   /** A string attribute; nothing for null or undefined. */
