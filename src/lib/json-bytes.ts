@@ -54,6 +54,31 @@ export class JsonBytes {
     this.at = p + n;
   }
 
+  /**
+   * A UUID's 32 hex digits, lowercased, without its dashes (an OTLP trace id); false, with nothing
+   * written, when `s` is not a UUID.
+   */
+  uuidHex(s: string): boolean {
+    if (s.length !== 36) return false;
+    this.room(32);
+    const o = this.buf;
+    let p = this.at;
+    for (let i = 0; i < 36; i++) {
+      const c = s.charCodeAt(i);
+      if (i === 8 || i === 13 || i === 18 || i === 23) {
+        if (c !== 0x2d) return false;
+      } else if ((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66)) {
+        o[p++] = c;
+      } else if (c >= 0x41 && c <= 0x46) {
+        o[p++] = c + 0x20;
+      } else {
+        return false;
+      }
+    }
+    this.at = p;
+    return true;
+  }
+
   /** `s` as a JSON string literal. */
   str(s: string): void {
     const n = s.length;
@@ -75,7 +100,7 @@ export class JsonBytes {
 
   /** `v` as a JSON number (`null` when it is not finite, as JSON.stringify writes it). */
   num(v: number): void {
-    if (Number.isInteger(v) && v > -1e15 && v < 1e15) {
+    if (Number.isSafeInteger(v)) {
       this.int(v);
       return;
     }
@@ -109,7 +134,8 @@ export class JsonBytes {
     this.at += this.buf.write(t, this.at, 'utf8');
   }
 
-  /** A safe integer, |v| < 1e15, in decimal. */
+  /** A safe integer in decimal (digit by digit: the engine's formatting of a double as large as
+   * a span's nanosecond time goes through its shortest-form algorithm). */
   private int(v: number): void {
     this.room(17);
     const o = this.buf;

@@ -159,6 +159,21 @@ describe('usage event → span', () => {
     assert.equal(traceIdFor('0F8FAD5B-D9CB-469F-A165-70867728950E'), '0f8fad5bd9cb469fa16570867728950e');
   });
 
+  test("the span's trace id is traceIdFor's for every request id, UUID or not", () => {
+    const ids = [
+      '0f8fad5b-d9cb-469f-a165-70867728950e',
+      '0F8FAD5B-D9CB-469F-A165-70867728950E',
+      '0f8fAD5b-d9cb-469f-a165-70867728950E',
+      '0f8fad5b-d9cb-469f-a165-70867728950g',
+      '0f8fad5bd-9cb-469f-a165-70867728950e',
+      '0f8fad5b-d9cb-469f-a165-70867728950e0',
+      '0f8fad5b d9cb 469f a165 70867728950e',
+      'caller-id-1',
+      '',
+    ];
+    for (const id of ids) assert.equal(usageEventToSpan(event({ request_id: id })).traceId, traceIdFor(id), id);
+  });
+
   test('a request id that is not a UUID still maps to a stable 32-hex trace id', () => {
     assert.match(traceIdFor('caller-id-1'), /^[0-9a-f]{32}$/);
     assert.equal(traceIdFor('caller-id-1'), traceIdFor('caller-id-1'));

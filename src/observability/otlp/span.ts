@@ -264,7 +264,7 @@ export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): 
   const endUs = isoTimeMs(e.occurred_at) * 1000;
   const startUs = endUs - Math.round(Math.max(0, e.latency_ms) * 1000);
   w.raw(TRACE_ID);
-  w.ascii(traceIdFor(e.request_id));
+  if (!w.uuidHex(e.request_id)) w.ascii(traceIdFor(e.request_id));
   w.raw(SPAN_ID);
   w.ascii(spanId());
   w.raw(START);
