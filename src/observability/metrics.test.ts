@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadConfig } from '../config/load.ts';
 import { RequestContext } from '../http/context.ts';
 import { requestSample } from './access-log.ts';
-import { DEFAULT_BUCKETS, Metrics, outcome, statusClass, type RequestSample } from './metrics.ts';
+import { DEFAULT_BUCKETS, Metrics, NAME_LABELS, outcome, statusClass, type RequestSample } from './metrics.ts';
 
 const NAMES = { api_key_name: 'caller', team_name: 'blue', provider_key_name: 'up', policy_name: 'p', user_name: 'ann' };
 
@@ -19,6 +19,27 @@ function sample(over: Partial<RequestSample> = {}): RequestSample {
 async function series(m: Metrics): Promise<string[]> {
   return (await m.registry.metrics()).split('\n').filter((l) => l !== '' && !l.startsWith('#'));
 }
+
+test('a sample that differs from the one before in any label field is recorded in its own series', async () => {
+  const nameLabels = Object.fromEntries(NAME_LABELS.map((n) => [n, true]));
+  const exposition = async (first: RequestSample, second: RequestSample): Promise<string[]> => {
+    const m = new Metrics({ processMetrics: false, nameLabels });
+    m.record(first);
+    m.record(second);
+    return (await series(m)).sort();
+  };
+  const variants: Array<Partial<RequestSample>> = [
+    { endpoint: '/v1/embeddings' }, { provider: 'anthropic' }, { model: 'slow' }, { upstreamModel: 'gpt-4o' }, { providerKeyId: 'pk2' },
+    { apiKeyId: 'ak2' }, { status: 201 }, { stream: false }, { fallback: true }, { llm: false },
+    ...NAME_LABELS.map((n) => ({ names: { ...NAMES, [n]: 'other' } })),
+  ];
+  const base = sample();
+  for (const v of variants) {
+    const other = sample(v);
+    // Recorded one after the other, or the other way round: the same series, each counted once.
+    assert.deepEqual(await exposition(base, other), await exposition(other, base), JSON.stringify(v));
+  }
+});
 
 test('the histogram defaults are the config defaults', () => {
   const r = loadConfig({ env: {} });

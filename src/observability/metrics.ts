@@ -4,6 +4,8 @@
 // names from the configuration, `unknown` never empty. Readable name labels (api_key_name, ...)
 // exist only when `observability.metrics.labels` turns them on.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { KeptValues } from '../lib/kept-values.ts';
+import { KEPT_ATTRIBUTIONS } from './attribution-memo.ts';
 import { SeriesCounter, SeriesHistogram, type CounterChild, type HistogramChild } from './series.ts';
 
 export const NAME_LABELS = ['api_key_name', 'team_name', 'provider_key_name', 'policy_name', 'user_name'] as const;
@@ -52,6 +54,47 @@ export interface RequestSample {
   inputTokens: number | undefined;
   outputTokens: number | undefined;
   totalTokens: number | undefined;
+}
+
+/** The fields of a sample that pick its series. */
+type SampleLabels = Pick<RequestSample, 'endpoint' | 'llm' | 'provider' | 'model' | 'upstreamModel' | 'providerKeyId' | 'apiKeyId' | 'status' | 'stream' | 'fallback'> & {
+  names: Record<NameLabel, string>;
+};
+
+const sampleLabelsOf = (s: RequestSample): SampleLabels => ({
+  endpoint: s.endpoint,
+  llm: s.llm,
+  provider: s.provider,
+  model: s.model,
+  upstreamModel: s.upstreamModel,
+  providerKeyId: s.providerKeyId,
+  apiKeyId: s.apiKeyId,
+  status: s.status,
+  stream: s.stream,
+  fallback: s.fallback,
+  names: { ...s.names },
+});
+
+function sameSampleLabels(k: SampleLabels, s: RequestSample): boolean {
+  const a = k.names;
+  const b = s.names;
+  return (
+    k.status === s.status &&
+    k.apiKeyId === s.apiKeyId &&
+    k.model === s.model &&
+    k.endpoint === s.endpoint &&
+    k.provider === s.provider &&
+    k.upstreamModel === s.upstreamModel &&
+    k.providerKeyId === s.providerKeyId &&
+    k.stream === s.stream &&
+    k.fallback === s.fallback &&
+    k.llm === s.llm &&
+    a.api_key_name === b.api_key_name &&
+    a.team_name === b.team_name &&
+    a.provider_key_name === b.provider_key_name &&
+    a.policy_name === b.policy_name &&
+    a.user_name === b.user_name
+  );
 }
 
 /** `2xx`, `4xx`, ... for the e2e/TTFT families. */
@@ -131,6 +174,16 @@ export class Metrics {
   readonly redisFailures: Counter<'operation'>;
 
   private readonly requestChildren = new Map<string, RequestChildren>();
+  /**
+   * The children of the most recent label combinations, found by comparing the label fields: a
+   * request of a recent combination builds no key string and hashes nothing.
+   */
+  private readonly recentChildren = new KeptValues<RequestSample, SampleLabels, RequestChildren>(
+    KEPT_ATTRIBUTIONS,
+    sameSampleLabels,
+    sampleLabelsOf,
+    (s) => this.childrenOf(s),
+  );
   private readonly usageChildren = new Map<string, CounterChild>();
 
   constructor(options: MetricsOptions = {}) {
@@ -290,16 +343,11 @@ export class Metrics {
 
   /**
    * Record one finished request in every request family. Label children are cached per label
-   * combination (all values are bounded), so a request costs one key string and a map lookup.
+   * combination (all values are bounded): a recent combination is found by comparing fields, an
+   * older one by its key string in a map.
    */
   record(s: RequestSample): void {
-    let key = `${s.endpoint}\u0000${s.provider}\u0000${s.model}\u0000${s.upstreamModel}\u0000${s.providerKeyId}\u0000${s.apiKeyId}\u0000${s.status}\u0000${s.stream ? 1 : 0}${s.fallback ? 1 : 0}${s.llm ? 1 : 0}`;
-    for (const n of this.nameLabels) key += `\u0000${s.names[n]}`;
-    let c = this.requestChildren.get(key);
-    if (c === undefined) {
-      c = this.children(s);
-      this.requestChildren.set(key, c);
-    }
+    const c = this.recentChildren.get(s);
     c.legacyCount.inc();
     c.legacyDuration.observe(s.seconds);
     c.proxyCount.inc();
@@ -329,6 +377,18 @@ export class Metrics {
       c.legacyOutput.inc(s.outputTokens);
     }
     if (s.totalTokens !== undefined) c.totalTokens?.inc(s.totalTokens);
+  }
+
+  /** The children of a sample's label combination, made on its first sample. */
+  private childrenOf(s: RequestSample): RequestChildren {
+    let key = `${s.endpoint}\u0000${s.provider}\u0000${s.model}\u0000${s.upstreamModel}\u0000${s.providerKeyId}\u0000${s.apiKeyId}\u0000${s.status}\u0000${s.stream ? 1 : 0}${s.fallback ? 1 : 0}${s.llm ? 1 : 0}`;
+    for (const n of this.nameLabels) key += `\u0000${s.names[n]}`;
+    let c = this.requestChildren.get(key);
+    if (c === undefined) {
+      c = this.children(s);
+      this.requestChildren.set(key, c);
+    }
+    return c;
   }
 
   private children(s: RequestSample): RequestChildren {
