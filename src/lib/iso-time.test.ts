@@ -18,6 +18,11 @@ test('isoTime writes what Date#toISOString writes, across minutes, hours, days, 
     assert.equal(isoTime(ms), new Date(ms).toISOString(), String(ms));
   }
   assert.equal(isoTime(1.5), new Date(1.5).toISOString(), 'a fraction of a millisecond is the formatter\'s');
+  // Also inside the minute formatted last, and right after the same millisecond's text.
+  assert.equal(isoTime(1), new Date(1).toISOString());
+  assert.equal(isoTime(1.5), new Date(1.5).toISOString(), 'a fraction of a millisecond, in the cached minute');
+  assert.equal(isoTime(1), isoTime(1));
+  assert.equal(isoTimeMs(isoTime(1)), 1);
   const now = isoTime();
   assert.match(now, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   assert.ok(Math.abs(Date.parse(now) - Date.now()) < 1000);
