@@ -11,6 +11,7 @@ import {
   writeTollgateConfig,
   writeTollgateObsFullConfig,
   writeTollgateObsOffConfig,
+  type ObsFullSinks,
   type Spawned,
 } from './targets.ts';
 
@@ -26,30 +27,42 @@ export interface TargetSpec {
   repo: string;
   nodeFlags: string[];
   env: Record<string, string>;
+  /** obs-full's sinks (BENCH_OBS_FILE=0 and BENCH_OBS_OTLP=0 leave one out). */
+  sinks: ObsFullSinks;
 }
+
+/** The rig's own variables: they shape obs-full's config and are not passed to the target. */
+const SINK_VARIABLES = { BENCH_OBS_FILE: 'file', BENCH_OBS_OTLP: 'exporter' } as const;
 
 /**
  * `minimal` | `<tollgate|obs-full|obs-off>[@<repo dir>]`, then any node flags (`--x`) and
  * environment variables (`NAME=value`, e.g. a `TOLLGATE_<SECTION>__<KEY>` config override).
+ * For obs-full, `BENCH_OBS_FILE=0` leaves out the usage file and `BENCH_OBS_OTLP=0` the exporter.
  */
 export function parseTarget(text: string): TargetSpec {
   const [head, ...rest] = text.trim().split(/\s+/);
   const nodeFlags = rest.filter((t) => t.startsWith('-'));
-  const env = Object.fromEntries(
-    rest.filter((t) => !t.startsWith('-')).map((t) => {
-      const eq = t.indexOf('=');
-      if (eq <= 0) throw new Error(`target "${text}": "${t}" is neither a node flag nor NAME=value`);
-      return [t.slice(0, eq), t.slice(eq + 1)];
-    }),
-  );
+  const env: Record<string, string> = {};
+  const sinks: ObsFullSinks = { file: true, exporter: true };
+  for (const t of rest.filter((r) => !r.startsWith('-'))) {
+    const eq = t.indexOf('=');
+    if (eq <= 0) throw new Error(`target "${text}": "${t}" is neither a node flag nor NAME=value`);
+    const [name, value] = [t.slice(0, eq), t.slice(eq + 1)];
+    if (!Object.hasOwn(SINK_VARIABLES, name)) {
+      env[name] = value;
+      continue;
+    }
+    if (!head.startsWith('obs-full') || (value !== '0' && value !== '1')) throw new Error(`target "${text}": ${name} is 0 or 1, for obs-full only`);
+    sinks[SINK_VARIABLES[name as keyof typeof SINK_VARIABLES]] = value === '1';
+  }
   const at = head.indexOf('@');
   const name = at < 0 ? head : head.slice(0, at);
   const repo = at < 0 ? REPO_ROOT : resolve(head.slice(at + 1));
-  if (name === 'minimal') return { label: text, config: null, repo, nodeFlags, env };
+  if (name === 'minimal') return { label: text, config: null, repo, nodeFlags, env, sinks };
   if (!(CONFIGS as readonly string[]).includes(name)) {
     throw new Error(`target "${text}": expected minimal or one of ${CONFIGS.join(', ')}, optionally @<repo dir> and node flags`);
   }
-  return { label: text, config: name as Config, repo, nodeFlags, env };
+  return { label: text, config: name as Config, repo, nodeFlags, env, sinks };
 }
 
 /** An integer option's value, checked: a bad one is an error naming the option. */
@@ -94,9 +107,9 @@ export async function startRig(work: string): Promise<Rig> {
     throw err;
   }
   const files = writeTollgateConfig(work, mock.addr);
-  const configPath = (c: Config, i: number): string => {
+  const configPath = (c: Config, sinks: ObsFullSinks, i: number): string => {
     const dir = join(work, `t${i}`);
-    if (c === 'obs-full') return writeTollgateObsFullConfig(dir, mock.addr, collector.addr).configPath;
+    if (c === 'obs-full') return writeTollgateObsFullConfig(dir, mock.addr, collector.addr, sinks).configPath;
     if (c === 'obs-off') return writeTollgateObsOffConfig(dir, mock.addr).configPath;
     return files.configPath;
   };
@@ -117,7 +130,7 @@ export async function startRig(work: string): Promise<Rig> {
         env = { ...process.env, ...launch.env, ...s.env, BENCH_KEY: files.key };
         if (!warmed.has(s.repo)) warmed.set(s.repo, warmTollgate(launch, s.repo, files.configPath, env));
         await warmed.get(s.repo);
-        args = [...launch.nodeFlags, ...s.nodeFlags, ...(how.nodeFlags ?? []), launch.entry, 'start', '--config', configPath(s.config, i)];
+        args = [...launch.nodeFlags, ...s.nodeFlags, ...(how.nodeFlags ?? []), launch.entry, 'start', '--config', configPath(s.config, s.sinks, i)];
       }
       return spawnReady({
         name: s.label,

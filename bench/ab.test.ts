@@ -7,14 +7,22 @@ import { parseAbArgs } from './ab.ts';
 const repo = resolve(import.meta.dirname, '..');
 
 test('parseTarget: a config, an optional tree, then node flags and environment variables', () => {
-  assert.deepEqual(parseTarget('minimal'), { label: 'minimal', config: null, repo, nodeFlags: [], env: {} });
+  const all = { file: true, exporter: true };
+  assert.deepEqual(parseTarget('minimal'), { label: 'minimal', config: null, repo, nodeFlags: [], env: {}, sinks: all });
   assert.deepEqual(parseTarget('obs-full@/tmp/base --max-semi-space-size=8 TOLLGATE_OBSERVABILITY__ACCESS_LOG=false A=b=c'), {
     label: 'obs-full@/tmp/base --max-semi-space-size=8 TOLLGATE_OBSERVABILITY__ACCESS_LOG=false A=b=c',
     config: 'obs-full',
     repo: '/tmp/base',
     nodeFlags: ['--max-semi-space-size=8'],
     env: { TOLLGATE_OBSERVABILITY__ACCESS_LOG: 'false', A: 'b=c' },
+    sinks: all,
   });
+  // The rig's own variables shape obs-full's config and are not passed on.
+  const parts = parseTarget('obs-full BENCH_OBS_FILE=0 BENCH_OBS_OTLP=1 X=1');
+  assert.deepEqual([parts.sinks, parts.env], [{ file: false, exporter: true }, { X: '1' }]);
+  assert.deepEqual(parseTarget('obs-full@/tmp/base BENCH_OBS_OTLP=0').sinks, { file: true, exporter: false });
+  assert.throws(() => parseTarget('obs-off BENCH_OBS_FILE=0'), /BENCH_OBS_FILE is 0 or 1, for obs-full only/);
+  assert.throws(() => parseTarget('obs-full BENCH_OBS_OTLP=no'), /BENCH_OBS_OTLP is 0 or 1/);
   assert.throws(() => parseTarget('nginx'), /expected minimal or one of tollgate, obs-full, obs-off/);
   assert.throws(() => parseTarget('tollgate stray'), /"stray" is neither a node flag nor NAME=value/);
 });

@@ -152,6 +152,25 @@ test('the obs-full config turns every observability feature on', () => {
   }
 });
 
+test('the obs-full config leaves out the usage file or the exporter when asked, and keeps the rest', () => {
+  const dir = mkdtempSync(join(os.tmpdir(), 'bench-test-'));
+  try {
+    const noFile = writeTollgateObsFullConfig(join(dir, 'a'), '127.0.0.1:4321', '127.0.0.1:4318', { file: false, exporter: true });
+    const a = loadGenerated(noFile.configPath);
+    assert.equal(noFile.usageFile, null);
+    assert.equal(a.config.observability.usage_event.file, undefined);
+    assert.equal(a.resources.observability_exporters.length, 1);
+    const noExporter = writeTollgateObsFullConfig(join(dir, 'b'), '127.0.0.1:4321', '127.0.0.1:4318', { file: true, exporter: false });
+    const b = loadGenerated(noExporter.configPath);
+    assert.equal(b.config.observability.usage_event.file, join(dir, 'b', 'usage.ndjson'));
+    assert.equal(b.resources.observability_exporters.length, 0);
+    assert.equal(b.config.observability.access_log, true);
+    assert.deepEqual(b.config.observability.usage_event.request_headers, ['user-agent', 'x-team']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the obs-off config turns off every observability feature that can be', () => {
   const dir = mkdtempSync(join(os.tmpdir(), 'bench-test-'));
   try {

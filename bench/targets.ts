@@ -276,28 +276,39 @@ function obsResources(mockAddr: string): ReturnType<typeof benchResources> {
   return resources;
 }
 
+/** The sinks of the all-on target that can be left out, to measure one feature at a time. */
+export interface ObsFullSinks {
+  /** The NDJSON usage-event file. */
+  file: boolean;
+  /** The otlp_http exporter. */
+  exporter: boolean;
+}
+
 /**
  * Every observability feature on (the issue's "observability on"), in dir: the access log, the
  * Prometheus listener with every optional name label, usage events to an NDJSON file in dir
  * with request headers captured, and an otlp_http exporter (metadata only, every request
  * sampled) shipping to the null collector at collectorAddr. The debug listener stays as it
  * defaults (off). `policy_name` stays `unknown`: a rate-limit policy would add limit work the
- * all-off target does not do.
+ * all-off target does not do. `sinks` leaves out the file or the exporter (both on by default).
  */
-export function writeTollgateObsFullConfig(dir: string, mockAddr: string, collectorAddr: string): ObsConfigFiles {
-  const usageFile = join(dir, 'usage.ndjson');
-  const resources = {
-    ...obsResources(mockAddr),
-    observability_exporters: [
-      {
-        name: OBS_EXPORTER_NAME,
-        kind: 'otlp_http',
-        endpoint: `http://${collectorAddr}${TRACES_PATH}`,
-        content_mode: 'metadata_only',
-        sample_rate: 1,
-      },
-    ],
-  };
+export function writeTollgateObsFullConfig(
+  dir: string,
+  mockAddr: string,
+  collectorAddr: string,
+  sinks: ObsFullSinks = { file: true, exporter: true },
+): ObsConfigFiles {
+  const usageFile = sinks.file ? join(dir, 'usage.ndjson') : null;
+  const exporters = [
+    {
+      name: OBS_EXPORTER_NAME,
+      kind: 'otlp_http',
+      endpoint: `http://${collectorAddr}${TRACES_PATH}`,
+      content_mode: 'metadata_only',
+      sample_rate: 1,
+    },
+  ];
+  const resources = { ...obsResources(mockAddr), observability_exporters: sinks.exporter ? exporters : [] };
   const config = {
     proxy: { addr: '127.0.0.1:0' },
     observability: {
@@ -307,7 +318,7 @@ export function writeTollgateObsFullConfig(dir: string, mockAddr: string, collec
         prometheus: { enabled: true, addr: '127.0.0.1:0' },
         labels: { api_key_name: true, team_name: true, provider_key_name: true, policy_name: true, user_name: true },
       },
-      usage_event: { request_headers: [...CAPTURED_HEADERS], file: usageFile },
+      usage_event: { request_headers: [...CAPTURED_HEADERS], ...(usageFile === null ? {} : { file: usageFile }) },
     },
   };
   return writeObsFiles(dir, resources, config, usageFile);
