@@ -134,8 +134,10 @@ export class JsonBytes {
     this.at += this.buf.write(t, this.at, 'utf8');
   }
 
-  /** A safe integer in decimal (digit by digit: the engine's formatting of a double as large as
-   * a span's nanosecond time goes through its shortest-form algorithm). */
+  /**
+   * A safe integer in decimal, digit by digit: the engine formats an integer as large as a span's
+   * time (microseconds since the epoch) with its shortest-form algorithm for doubles.
+   */
   private int(v: number): void {
     this.room(17);
     const o = this.buf;
