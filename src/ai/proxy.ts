@@ -18,7 +18,7 @@ import type { SnapshotHolder } from '../snapshot/snapshot.ts';
 import { openAIChatCodec, type CallerCodec } from './dispatch/codecs.ts';
 import type { UpstreamSettings } from './dispatch/attempt.ts';
 import { chatCompletions } from './endpoints/chat.ts';
-import { listModels } from './endpoints/models.ts';
+import { listModels, retrieveModel } from './endpoints/models.ts';
 import { countTokens, messages } from './endpoints/messages.ts';
 import { anthropicMessagesCodec } from './dispatch/messages-codec.ts';
 import { handleHostStage, handlePathStage } from '../passthrough/handler.ts';
@@ -97,6 +97,33 @@ const ROUTES = new Map<string, Route>([
   ['/v1/messages', route({ POST: messages }, anthropicMessagesCodec)],
   ['/v1/messages/count_tokens', route({ POST: countTokens }, anthropicMessagesCodec)],
 ]);
+
+/** `GET /v1/models/{model}`: the one typed route with a parameter (the rest of the path, decoded). */
+const MODEL_PREFIX = '/v1/models/';
+const MODEL_ROUTE: Route = route({ GET: retrieveModel, HEAD: retrieveModel });
+const MODEL_TEMPLATE = '/v1/models/{model}';
+
+interface Matched {
+  route: Route;
+  /** The route template: the access log's path and the metrics' `endpoint` label. */
+  endpoint: string;
+  /** The model a `/v1/models/{model}` path names. */
+  model?: string;
+}
+
+function matchRoute(path: string): Matched | undefined {
+  const r = ROUTES.get(path);
+  if (r !== undefined) return { route: r, endpoint: path };
+  if (!path.startsWith(MODEL_PREFIX) || path.length === MODEL_PREFIX.length) return undefined;
+  const raw = path.slice(MODEL_PREFIX.length);
+  let model = raw;
+  try {
+    model = decodeURIComponent(raw);
+  } catch {
+    // A malformed escape names no model there is: the raw text answers 404 like any unknown name.
+  }
+  return { route: MODEL_ROUTE, endpoint: MODEL_TEMPLATE, model };
+}
 
 /** Reports the requests the proxy listener answers before the handler sees them (http/server.ts). */
 export function createListenerAnswerReporter(options: ProxyOptions): (answer: ListenerAnswer) => void {
@@ -185,15 +212,17 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
     const path = q < 0 ? local : local.slice(0, q);
     // A `#` is not part of an HTTP request target (RFC 9112 §3.2): such a target is no typed
     // route, wherever the `#` is (a pass-through route that claims it answers 400 unsafe_path).
-    const r = local.includes('#') ? undefined : ROUTES.get(path);
-    if (r === undefined) {
+    const matched = local.includes('#') ? undefined : matchRoute(path);
+    if (matched === undefined) {
       // Pass-through path stage; an unclaimed /passthrough/* path falls through to the empty 404.
       if (handlePathStage(ctx, options, url)) return;
       ctx.fail('not_found', 'no route for path');
       sendEmpty(ctx, 404);
       return;
     }
-    ctx.endpoint = path;
+    const r = matched.route;
+    ctx.endpoint = matched.endpoint;
+    if (matched.model !== undefined) ctx.requestedModel = matched.model;
     const codec = r.codec;
     ctx.sdkRequestIdHeader = codec.requestIdHeader;
     const handler = r.methods.get(req.method ?? 'GET');
@@ -221,9 +250,9 @@ function shed(ctx: RequestContext, url: string, max: number): void {
   const local = originForm(url);
   const q = local.indexOf('?');
   const path = q < 0 ? local : local.slice(0, q);
-  const r = ROUTES.get(path);
-  if (r !== undefined) ctx.endpoint = path;
-  const codec = r?.codec ?? openAIChatCodec;
+  const matched = matchRoute(path);
+  if (matched !== undefined) ctx.endpoint = matched.endpoint;
+  const codec = matched?.route.codec ?? openAIChatCodec;
   ctx.sdkRequestIdHeader = codec.requestIdHeader;
   const message = `the gateway is serving its limit of ${max} requests at once; retry later`;
   fail(ctx, codec, new GatewayError('overloaded', message, { headers: { 'retry-after': '1' } }));

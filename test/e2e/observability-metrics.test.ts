@@ -121,8 +121,10 @@ test('real traffic moves every request family by the expected delta, per label s
     await call('/v1/messages', messages(true), { abort: true }),
     await call('/v1/models', undefined),
     await call('/nowhere/at/all', undefined),
+    await call('/v1/models/oa', undefined),
+    await call('/v1/models/no-such-model', undefined),
   ];
-  assert.deepEqual(ids.map((r) => r.status), [200, 200, 401, 502, 200, 200, 404]);
+  assert.deepEqual(ids.map((r) => r.status), [200, 200, 401, 502, 200, 200, 404, 200, 404]);
   // Every request is finalized once its access line is out.
   for (const r of ids) await waitForLines(gw, 'access', (l) => l.request_id === r.id);
   const { samples: afterScrape, text } = await scrape();
@@ -144,6 +146,10 @@ test('real traffic moves every request family by the expected delta, per label s
   assert.equal(delta('tollgate_proxy_requests_total', { endpoint: '/v1/models', status: '200' }), 1);
   assert.equal(delta('tollgate_llm_requests_total', { endpoint: '/v1/models' }), 0, '/v1/models serves no model');
   assert.equal(delta('tollgate_proxy_requests_total', { endpoint: 'other', status: '404' }), 1, 'unrouted paths share one label value');
+  // A model's own path is counted under its template, never as the raw path.
+  assert.equal(delta('tollgate_proxy_requests_total', { endpoint: '/v1/models/{model}', model: 'oa', status: '200' }), 1);
+  assert.equal(delta('tollgate_proxy_requests_total', { endpoint: '/v1/models/{model}', model: 'unknown', status: '404' }), 1);
+  assert.doesNotMatch(text, /endpoint="\/v1\/models\/(oa|no-such-model)"/);
   // Side-labelled latency and TTFT.
   assert.equal(delta('tollgate_request_e2e_latency_seconds_count', { ...chatOk, side: 'downstream', status_class: '2xx' }), 2);
   assert.equal(delta('tollgate_request_e2e_latency_seconds_count', { ...chatOk, side: 'upstream', status_class: '2xx' }), 2);

@@ -276,6 +276,50 @@ test('/v1/models needs a key', async () => {
   await assert.rejects(sdk('sk-e2e-nope').models.list(), (e: any) => e instanceof OpenAI.AuthenticationError);
 });
 
+// ---- GET /v1/models/{model} ----
+
+test('/v1/models/{model} through both SDKs: the list\'s entry, a name with a slash included', async () => {
+  const fast = await sdk(KEYS.limited).models.retrieve('fast');
+  assert.deepEqual([fast.id, fast.object, fast.owned_by], ['fast', 'model', 'openai']);
+  // The SDK escapes the slash (openai%2Fspecial); a raw one reaches the same model.
+  assert.equal((await sdk(KEYS.glob).models.retrieve('openai/special')).id, 'openai/special');
+  const raw = await fetch(`${gw.proxyUrl}/v1/models/openai/special`, { headers: { authorization: `Bearer ${KEYS.glob}` } });
+  assert.equal(((await raw.json()) as any).id, 'openai/special');
+  const anthropic = await new Anthropic({ apiKey: KEYS.all, baseURL: gw.proxyUrl, maxRetries: 0 }).models.retrieve('gpt-4o');
+  assert.deepEqual([anthropic.id, anthropic.type, anthropic.display_name], ['gpt-4o', 'model', 'gpt-4o']);
+  assert.ok(!Number.isNaN(Date.parse(anthropic.created_at)));
+  assert.equal(mock.requests.length, 0);
+});
+
+test('/v1/models/{model}: whatever the list does not show is 404 model_not_found, so a key cannot probe for aliases', async () => {
+  const cases: Array<[string, string]> = [
+    [KEYS.limited, 'gpt-4o'], // exists, not allowed for this key
+    [KEYS.all, 'no-such-model'],
+    [KEYS.all, 'openai/*'], // a wildcard pattern
+    [KEYS.all, 'openai/gpt-4o'], // served through the wildcard, but no concrete alias
+    [KEYS.all, 'pool'], // a group
+    [KEYS.all, 'office-only'], // its allowed_cidrs exclude this client
+    [KEYS.none, 'fast'],
+    [KEYS.all, '%E0%A4%A'], // a malformed escape
+  ];
+  for (const [key, name] of cases) {
+    const res = await fetch(`${gw.proxyUrl}/v1/models/${name.includes('%') ? name : encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${key}` } });
+    const body = (await res.json()) as any;
+    assert.equal(res.status, 404, name);
+    assert.equal(body.error.code, 'model_not_found', name);
+    assert.equal(body.error.type, 'invalid_request_error', name);
+  }
+  await assert.rejects(sdk(KEYS.limited).models.retrieve('gpt-4o'), (e: any) => e instanceof OpenAI.NotFoundError && e.code === 'model_not_found');
+  // A key first, as for the list; the bare prefix is no route.
+  await expectEnvelope(await fetch(`${gw.proxyUrl}/v1/models/fast`), 401, { message: 'Missing API key in request', type: 'authentication_error', code: 'missing_api_key' });
+  const bare = await fetch(`${gw.proxyUrl}/v1/models/`, { headers: { authorization: `Bearer ${KEYS.all}` } });
+  assert.deepEqual([bare.status, await bare.text()], [404, '']);
+  const post = await fetch(`${gw.proxyUrl}/v1/models/fast`, { method: 'POST', headers: { authorization: `Bearer ${KEYS.all}` } });
+  assert.deepEqual([post.status, post.headers.get('allow')], [405, 'GET, HEAD']);
+  await post.body?.cancel();
+  assert.equal(mock.requests.length, 0);
+});
+
 // ---- probes ----
 
 test('/livez and /readyz answer 200 "ok" without a key', async () => {
