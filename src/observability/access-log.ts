@@ -98,7 +98,6 @@ ${optStr(',"error":', ctx.errorMessage)},"msg":"request completed"}\n`);
 // The members that repeat from one request to the next for one caller and model are made once
 // and kept (KeptValues), as usage events keep theirs (attribution-memo.ts).
 
-
 interface Outcome {
   method: string | undefined;
   endpoint: string;
