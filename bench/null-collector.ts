@@ -1,6 +1,7 @@
 // A null OTLP/HTTP receiver for the observability benchmark: accepts `POST /v1/traces`, reads
 // the body and throws it away (no parsing: the bench measures Tollgate's export cost, not a
-// collector's), answers 200 `{}` (an empty ExportTraceServiceResponse: everything accepted).
+// collector's), answers 200 with an empty protobuf body (an empty ExportTraceServiceResponse:
+// everything accepted).
 // `GET /stats` answers `{"requests":n,"bytes":m}` so the bench can check the exporter really
 // shipped spans. Every request is bounded by the server's timeouts.
 // Run as a script it listens on 127.0.0.1 (port from argv[2], default 0) and prints
@@ -10,8 +11,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const TRACES_PATH = '/v1/traces';
-const OK = Buffer.from('{}');
-const OK_HEADERS = { 'content-type': 'application/json', 'content-length': String(OK.length) };
+const OK = Buffer.alloc(0);
+const OK_HEADERS = { 'content-type': 'application/x-protobuf', 'content-length': '0' };
 
 export interface CollectorStats {
   /** Export requests received on TRACES_PATH and read to the end. */

@@ -43,3 +43,6 @@ export function jsonMap(v: object): string {
   for (const _ in v) return JSON.stringify(v);
   return '{}';
 }
+
+/** Constant JSON text (a line's fixed ending) as UTF-8 bytes, made once. */
+export const jsonText = (text: string): Uint8Array => new Uint8Array(Buffer.from(text));

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { decodeSpan } from '../../test/harness/otlp-proto.ts';
 import { servedChatContext } from '../../test/harness/served-context.ts';
 import type { RequestContext } from '../http/context.ts';
 import { reportRequest } from './access-log.ts';
@@ -102,7 +103,7 @@ test('the usage line of every event is JSON.stringify\'s text, whichever event c
 
 test('the span of every event is the same whichever event came before it', () => {
   const span = (e: UsageEvent): Record<string, unknown> => {
-    const s = JSON.parse(encodeUsageEventSpan(e).toString()) as Record<string, unknown>;
+    const s = decodeSpan(encodeUsageEventSpan(e)) as unknown as Record<string, unknown>;
     delete s.spanId;
     return s;
   };

@@ -7,8 +7,7 @@ import type { ContentCapture } from './content-capture.ts';
 import { framedLineWriter, type FramedLineWriter, type Logger } from './logger.ts';
 import { rejectionReason } from './log-destination.ts';
 import { isoTime } from '../lib/iso-time.ts';
-import { jsonText } from '../lib/json-bytes.ts';
-import { jsonString } from '../lib/json-text.ts';
+import { jsonString, jsonText } from '../lib/json-text.ts';
 import { usageEventMembersBytes } from './usage-event-json.ts';
 
 export type AttemptKind = 'initial' | 'retry' | 'fallback';

@@ -4,7 +4,7 @@
 // disk cannot keep up, batches beyond a bounded backlog are dropped and counted, never buffered
 // without limit. A process that exits without closing the sink writes what is queued first.
 import { closeSync, openSync } from 'node:fs';
-import { jsonText } from '../lib/json-bytes.ts';
+import { jsonText } from '../lib/json-text.ts';
 import { LineBatcher, rejectionReason } from './log-destination.ts';
 import { usageEventMembersBytes } from './usage-event-json.ts';
 import type { UsageEvent, UsageSink } from './usage-events.ts';

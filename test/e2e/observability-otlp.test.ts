@@ -81,7 +81,7 @@ test('a usage event arrives as a span: occurred_at is its end time, GenAI attrib
   const span = await until('the span', () => spansOf(rx, id)[0]);
   const request = rx.received.find((r) => r.status === 200)!;
   assert.equal(request.path, '/v1/traces');
-  assert.equal(request.headers['content-type'], 'application/json');
+  assert.equal(request.headers['content-type'], 'application/x-protobuf');
   assert.equal(request.headers.authorization, `Bearer ${COLLECTOR_TOKEN}`, 'the exporter headers, ${VAR} resolved');
   assert.equal(BigInt(span.endTimeUnixNano), BigInt(Date.parse(usage.occurred_at)) * 1_000_000n);
   assert.ok(BigInt(span.startTimeUnixNano) < BigInt(span.endTimeUnixNano));
@@ -94,7 +94,7 @@ test('a usage event arrives as a span: occurred_at is its end time, GenAI attrib
   assert.deepEqual(attr(span, 'http.response.status_code'), { intValue: '200' });
   assert.deepEqual(attr(span, 'http.request.header.x-team'), { arrayValue: { values: [{ stringValue: 'blue' }] } });
   assert.deepEqual(attr(span, 'tollgate.model_id'), { stringValue: usage.model_id });
-  const payload = JSON.stringify(rx.received.map((r) => r.body));
+  const payload = Buffer.concat(rx.received.map((r) => r.raw));
   for (const secret of [CALLER_KEY, UPSTREAM_SECRET]) assert.ok(!payload.includes(secret), `export carries ${secret}`);
 });
 

@@ -1,6 +1,6 @@
-// Numbers for the tests of the hand-written JSON number writers (json-text, json-bytes): edge
-// values, and a seeded random spread of durations in whole microseconds (as roundMs stores
-// them), of any doubles and of integers, each to be written exactly as JSON.stringify writes it.
+// Numbers for the test of the hand-written JSON number writer (json-text.ts): edge values, and a
+// seeded random spread of durations in whole microseconds (as roundMs stores them), of any doubles
+// and of integers, each to be written exactly as JSON.stringify writes it.
 
 const EDGES: readonly number[] = [
   0, -0, 1, 9, 10, 99, 100, 12345, -7, -12345, 2 ** 31, 2 ** 53 - 1, -(2 ** 53 - 1), 2 ** 53, -(2 ** 53), 2 ** 53 + 2, 1e15, 1e15 - 1, 1763784306789000, 1e16, 1e21, 1e22, -1e21,

@@ -1,14 +1,18 @@
-// A small local OTLP/HTTP receiver for tests: records every request (headers and parsed JSON
-// body) and answers from a queue of scripted statuses (then 200). Listens on 127.0.0.1:0.
+// A small local OTLP/HTTP receiver for tests: records every request (headers and its body, a
+// protobuf ExportTraceServiceRequest decoded into OTLP/HTTP JSON's shape by otlp-proto.ts) and
+// answers from a queue of scripted statuses (then 200). Listens on 127.0.0.1:0.
 // Also a collector that accepts connections and never answers.
 import http from 'node:http';
 import net, { type AddressInfo, type Socket } from 'node:net';
+import { decodeExportRequest } from './otlp-proto.ts';
 
 export interface ReceivedExport {
   path: string;
   headers: http.IncomingHttpHeaders;
-  /** The parsed ExportTraceServiceRequest. */
+  /** The ExportTraceServiceRequest in OTLP/HTTP JSON's shape; undefined when it did not decode. */
   body: any;
+  /** The body as it arrived. */
+  raw: Buffer;
   /** The status the receiver answered with. */
   status: number;
 }
@@ -37,14 +41,17 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const next = queue.shift() ?? { status: 200 };
+      const raw = Buffer.concat(chunks);
       let body: unknown;
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        body = decodeExportRequest(raw);
       } catch {
         body = undefined;
       }
-      received.push({ path: req.url ?? '/', headers: req.headers, body, status: next.status });
-      res.writeHead(next.status, { 'content-type': 'application/json', ...next.headers }).end(next.status < 300 ? '{}' : '{"code":3,"message":"scripted"}');
+      received.push({ path: req.url ?? '/', headers: req.headers, body, raw, status: next.status });
+      // An empty ExportTraceServiceResponse, or a google.rpc.Status whose message is "scripted".
+      const answer = next.status < 300 ? Buffer.alloc(0) : Buffer.from([0x08, 0x03, 0x12, 0x08, ...Buffer.from('scripted')]);
+      res.writeHead(next.status, { 'content-type': 'application/x-protobuf', ...next.headers }).end(answer);
       for (const w of waiters.splice(0)) w();
     });
   });
@@ -92,7 +99,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   };
 }
 
-/** The value of attribute `key` of an OTLP span (JSON encoding), or undefined. */
+/** The value of attribute `key` of an OTLP span (in OTLP/HTTP JSON's shape), or undefined. */
 export const attr = (span: any, key: string): any => span.attributes.find((a: any) => a.key === key)?.value;
 
 /** Poll `probe` every 50 ms until it returns a value (exports arrive in batches). */

@@ -7,9 +7,10 @@ import { completeUsageEvent, type UsageEvent } from '../usage-events.ts';
 import type { ContentCapture } from '../content-capture.ts';
 import type { CapturedContent } from '../content-text.ts';
 import { isRetryableStatus, OtlpExporterSet, OtlpHttpExporter, type DropReason, type OtlpExporterHooks } from './exporter.ts';
-import { encodeUsageEventSpan, EXPORTED_FIELDS, traceIdFor, type OtlpSpan } from './span.ts';
+import { encodeUsageEventSpan, EXPORTED_FIELDS, traceIdFor } from './span.ts';
+import { decodeSpan, type OtlpSpan } from '../../../test/harness/otlp-proto.ts';
 
-const usageEventToSpan = (...args: Parameters<typeof encodeUsageEventSpan>): OtlpSpan => JSON.parse(encodeUsageEventSpan(...args).toString()) as OtlpSpan;
+const usageEventToSpan = (...args: Parameters<typeof encodeUsageEventSpan>): OtlpSpan => decodeSpan(encodeUsageEventSpan(...args));
 
 function event(over: Partial<UsageEvent> = {}): UsageEvent {
   return completeUsageEvent({
@@ -134,14 +135,26 @@ describe('usage event → span', () => {
     assert.deepEqual(attr(span, 'tollgate.gateway_embedding_calls'), { stringValue: JSON.stringify(calls) });
   });
 
-  test('values that JSON must escape, non-ASCII text and lone surrogates come back as they were', () => {
-    const odd = ['say "hi"', 'back\\slash', 'tab\tnew\nline\u0001', 'caf\u00e9 \u65e5\u672c', 'emoji \ud83d\ude00', 'lone \ud800 half', 'del\u007f'];
-    for (const v of odd) {
+  test('quotes, control characters, non-ASCII text and long values come back as they were; a lone surrogate as U+FFFD', () => {
+    // Protobuf strings are UTF-8, which has no code for half a surrogate pair: it becomes U+FFFD.
+    const odd: Array<[string, string]> = [
+      ['say "hi"', 'say "hi"'],
+      ['back\\slash', 'back\\slash'],
+      ['tab\tnew\nline\u0001', 'tab\tnew\nline\u0001'],
+      ['caf\u00e9 \u65e5\u672c', 'caf\u00e9 \u65e5\u672c'],
+      ['emoji \ud83d\ude00', 'emoji \ud83d\ude00'],
+      ['lone \ud800 half', 'lone \ufffd half'],
+      ['del\u007f', 'del\u007f'],
+      // Lengths of 128 bytes and more take a longer varint in every enclosing message.
+      ['m'.repeat(200), 'm'.repeat(200)],
+      ['\u00e9'.repeat(70_000), '\u00e9'.repeat(70_000)],
+    ];
+    for (const [v, back] of odd) {
       const span = usageEventToSpan(event({ requested_model: v, error_message: v, status: 500, request_headers: { 'x-team': v } }));
-      assert.deepEqual(attr(span, 'gen_ai.request.model'), { stringValue: v });
-      assert.equal(span.name, `chat ${v}`);
-      assert.deepEqual(span.status, { code: 2, message: v });
-      assert.deepEqual(attr(span, 'http.request.header.x-team'), { arrayValue: { values: [{ stringValue: v }] } });
+      assert.deepEqual(attr(span, 'gen_ai.request.model'), { stringValue: back });
+      assert.equal(span.name, `chat ${back}`);
+      assert.deepEqual(span.status, { code: 2, message: back });
+      assert.deepEqual(attr(span, 'http.request.header.x-team'), { arrayValue: { values: [{ stringValue: back }] } });
     }
   });
 
@@ -194,18 +207,23 @@ describe('delivery', () => {
     for (const s of [400, 401, 403, 404, 413, 422]) assert.equal(isRetryableStatus(s), false, String(s));
   });
 
-  test('a batch POSTs JSON with the configured headers', async () => {
+  test('a batch POSTs one protobuf ExportTraceServiceRequest with the configured headers', async () => {
     const hooks = recorder();
-    const ex = new OtlpHttpExporter({ name: 'rx', endpoint: rx.url, headers: { authorization: 'Bearer collector-token' }, sampleRate: 1 }, hooks, FAST);
+    const ex = new OtlpHttpExporter({ name: 'rx', endpoint: rx.url, headers: { authorization: 'Bearer collector-token' }, sampleRate: 1 }, hooks, FAST, '1.2.3');
     ex.emit(event());
     ex.emit(event({ request_id: 'second' }));
     await rx.waitForRequests(1);
     await ex.close();
     assert.equal(rx.received.length, 1, 'both events in one batch');
-    assert.equal(rx.received[0].headers['content-type'], 'application/json');
+    assert.equal(rx.received[0].headers['content-type'], 'application/x-protobuf');
     assert.equal(rx.received[0].headers.authorization, 'Bearer collector-token');
     assert.equal(rx.acceptedSpans().length, 2);
-    assert.equal(rx.received[0].body.resourceSpans[0].resource.attributes[0].value.stringValue, 'tollgate');
+    const body = rx.received[0].body;
+    assert.equal(body.resourceSpans.length, 1);
+    assert.deepEqual(body.resourceSpans[0].resource, { attributes: [{ key: 'service.name', value: { stringValue: 'tollgate' } }] });
+    assert.equal(body.resourceSpans[0].scopeSpans.length, 1);
+    assert.deepEqual(body.resourceSpans[0].scopeSpans[0].scope, { name: 'tollgate.usage', version: '1.2.3', attributes: [] });
+    assert.deepEqual(body.resourceSpans[0].scopeSpans[0].spans.map((sp: OtlpSpan) => attr(sp, 'tollgate.request_id').stringValue), ['0f8fad5b-d9cb-469f-a165-70867728950e', 'second']);
     assert.equal(hooks.exportedCount, 2);
   });
 

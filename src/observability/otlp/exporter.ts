@@ -1,4 +1,4 @@
-// One `otlp_http` observability exporter: usage events as spans, POSTed as OTLP/HTTP JSON.
+// One `otlp_http` observability exporter: usage events as spans, POSTed as OTLP/HTTP protobuf.
 // Emitting encodes the event's span into the export body being filled (bounded; overflow is
 // dropped and counted). Full batches leave at once, a partial one on the flush timer, one
 // request at a time. Delivery (spec 2 §6.2): 2xx delivered; 408, 429,
@@ -18,7 +18,8 @@ import type { UsageEvent, UsageRequest, UsageSink } from '../usage-events.ts';
 import { trimContent, type CapturedContent } from '../content-text.ts';
 import type { Agent as HttpAgent } from 'node:http';
 import { http, https } from '../../http/node-http.ts';
-import { encodeUsageEventSpan, exportRequestFrame } from './span.ts';
+import { ProtoBytes } from '../../lib/proto-bytes.ts';
+import { encodeUsageEventSpan, ExportFrame, SCOPE_SPANS_SPAN } from './span.ts';
 
 export type DropReason = 'permanent_error' | 'retry_budget_exhausted' | 'queue_full' | 'exporter_closed';
 
@@ -148,50 +149,59 @@ function post(url: URL, agent: HttpAgent, headers: Record<string, string>, body:
 }
 
 /**
- * One export request's body, filled as events are queued: the ExportTraceServiceRequest's opening,
- * then each span's JSON, encoded into one buffer at once. Nothing of a queued event stays on the
- * JavaScript heap (no event object, no span string, no joined body string) to be copied and
- * promoted by the garbage collector while the batch fills, and the body is sent without a copy.
+ * One export request's body, filled as events are queued: room for the ExportTraceServiceRequest's
+ * head, then each span (its key, length and bytes), encoded into one buffer at once. Nothing of a
+ * queued event stays on the JavaScript heap (no event object, no span copy, no joined body) to be
+ * copied and promoted by the garbage collector while the batch fills, and the body is sent without
+ * a copy.
  */
 class BatchBody {
   count = 0;
   /** The buffer being filled; handed back to the exporter's spares once the batch is delivered. */
   buf: Buffer;
   private used: number;
-  private readonly tail: Buffer;
+  private readonly frame: ExportFrame;
+  /** Where the spans start: the head is written in front of them when the batch is sealed. */
+  private readonly spansAt: number;
+  private readonly prefix = new ProtoBytes(16);
 
-  constructor(head: Buffer, tail: Buffer, buf: Buffer) {
+  constructor(frame: ExportFrame, buf: Buffer) {
     this.buf = buf;
-    this.used = head.copy(this.buf, 0);
-    this.tail = tail;
+    this.frame = frame;
+    this.spansAt = frame.maxHeadBytes;
+    this.used = this.spansAt;
   }
 
-  /** Bytes so far (the closing included once sealed). */
+  /** Bytes of the spans so far. */
   get size(): number {
-    return this.used;
+    return this.used - this.spansAt;
   }
 
   /** Append one encoded span; returns the bytes it took. */
   add(span: Uint8Array): number {
     const before = this.used;
-    // Room for the span, the comma and the closing.
-    const need = this.used + 1 + span.length + this.tail.length;
+    const prefix = this.prefix;
+    prefix.reset();
+    prefix.byte(SCOPE_SPANS_SPAN);
+    prefix.varint(span.length);
+    const need = this.used + prefix.length + span.length;
     if (need > this.buf.length) {
       const grown = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
       this.buf.copy(grown, 0, 0, this.used);
       this.buf = grown;
     }
-    if (this.count > 0) this.buf[this.used++] = 0x2c; // ,
+    this.buf.set(prefix.view(), this.used);
+    this.used += prefix.length;
     this.buf.set(span, this.used);
     this.used += span.length;
     this.count++;
     return this.used - before;
   }
 
-  /** Close the JSON document; the body to POST. */
+  /** Write the head in front of the spans; the body to POST. */
   seal(): Buffer {
-    this.used += this.tail.copy(this.buf, this.used);
-    return this.buf.subarray(0, this.used);
+    const start = this.frame.writeHead(this.buf, this.spansAt, this.size);
+    return this.buf.subarray(start, this.used);
   }
 }
 
@@ -209,8 +219,7 @@ export class OtlpHttpExporter {
   readonly config: OtlpExporterConfig;
   private readonly hooks: OtlpExporterHooks;
   private readonly tuning: OtlpExporterTuning;
-  private readonly head: Buffer;
-  private readonly tail: Buffer;
+  private readonly frame: ExportFrame;
   /** The batch being filled, and the full (or flushed) ones waiting to be sent, oldest first. */
   private open: BatchBody | undefined;
   private readonly sealed: SealedBatch[] = [];
@@ -243,9 +252,7 @@ export class OtlpHttpExporter {
     this.agent = new (this.endpoint.protocol === 'https:' ? https : http).Agent({ keepAlive: true, maxSockets: 1 });
     this.hooks = hooks;
     this.tuning = { ...DEFAULT_TUNING, ...tuning };
-    const { head, tail } = exportRequestFrame('tollgate', serviceVersion);
-    this.head = head;
-    this.tail = tail;
+    this.frame = new ExportFrame('tollgate', serviceVersion);
     this.timer = setInterval(() => this.kick(), this.tuning.flushMs);
     this.timer.unref();
   }
@@ -276,8 +283,7 @@ export class OtlpHttpExporter {
       void this.start();
     }
     if (this.open === undefined) {
-      this.open = new BatchBody(this.head, this.tail, this.batchBuffer());
-      this.queuedBytes += this.head.length;
+      this.open = new BatchBody(this.frame, this.batchBuffer());
     }
     this.queuedBytes += this.open.add(span);
     this.queuedEvents++;
@@ -327,15 +333,17 @@ export class OtlpHttpExporter {
   private seal(): void {
     const open = this.open!;
     this.open = undefined;
+    const spans = open.size;
     const body = open.seal();
-    this.queuedBytes += this.tail.length;
+    // The head, now written: the queued bytes are the body's.
+    this.queuedBytes += body.length - spans;
     this.sealed.push({ body, count: open.count, store: open.buf });
     if (open.count >= this.tuning.batchSize) this.nextCapacity = Math.ceil(body.length * 1.1);
   }
 
   /** A buffer for the next batch: a spare one big enough, else a new one. */
   private batchBuffer(): Buffer {
-    const min = this.head.length + this.tail.length + 4096;
+    const min = this.frame.maxHeadBytes + 4096;
     for (let spare = this.spare.pop(); spare !== undefined; spare = this.spare.pop()) {
       if (spare.length >= Math.max(min, this.nextCapacity)) return spare;
     }
@@ -371,7 +379,7 @@ export class OtlpHttpExporter {
         this.hooks.dropped(name, 'exporter_closed', count);
         return;
       }
-      const sent = await post(this.endpoint, this.agent, { ...this.config.headers, 'content-type': 'application/json' }, body, this.tuning.requestTimeoutMs, this.stop.signal);
+      const sent = await post(this.endpoint, this.agent, { ...this.config.headers, 'content-type': 'application/x-protobuf' }, body, this.tuning.requestTimeoutMs, this.stop.signal);
       const status = sent.ok ? sent.status : undefined;
       const retryAfter = sent.ok ? sent.retryAfter : null;
       const failure = sent.ok ? undefined : sent.error;

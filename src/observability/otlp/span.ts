@@ -1,48 +1,26 @@
-// Usage events as OTLP spans (OTLP/HTTP JSON encoding): one span per event, its end time the
-// event's occurred_at, its start that minus the request's latency. GenAI semantic-convention
-// attributes where they fit (gen_ai.*, http.*, error.type), every other event field as
-// `tollgate.<field>`, and captured request headers as `http.request.header.<name>`. Content
-// (full-mode exporters only) as `tollgate.content.request`, `tollgate.content.response` and
-// `tollgate.content.truncated`.
+// Usage events as OTLP spans, in OTLP/HTTP's binary protobuf encoding (the encoding every OTLP
+// receiver takes; JSON is optional for receivers, and some take only protobuf): one span per
+// event, its end time the event's occurred_at, its start that minus the request's latency. GenAI
+// semantic-convention attributes where they fit (gen_ai.*, http.*, error.type), every other event
+// field as `tollgate.<field>`, and captured request headers as `http.request.header.<name>`.
+// Content (full-mode exporters only) as `tollgate.content.request`, `tollgate.content.response`
+// and `tollgate.content.truncated`.
 //
-// A span is written as UTF-8 bytes straight into one reused buffer (JsonBytes): each attribute's
-// key and value opening are one constant made once, strings are copied character by character
-// when JSON needs no escape for them (ids, names, models: the common case), and nothing else is
-// left behind. The attribution attributes (who called what, how it ended) are one run of bytes
-// made once per attribution and kept (attributionMemo); a span writes the rest (ids,
-// times, token counts, latencies) itself (`npm run bench:serialisers`).
+// A span is written straight into one reused buffer (ProtoBytes): each attribute's key is one
+// constant made once, numbers are varints and little-endian words, and nothing else is left
+// behind. The attribution attributes (who called what, how it ended), the span's name, kind and
+// status are one run of bytes made once per attribution and kept (attributionMemo); a span writes
+// the rest (ids, times, token counts, latencies) itself (`npm run bench:serialisers`).
+//
+// Messages and field numbers: opentelemetry-proto, collector/trace/v1 (ExportTraceServiceRequest),
+// trace/v1 (ResourceSpans, ScopeSpans, Span, Status), common/v1 (KeyValue, AnyValue, ArrayValue,
+// InstrumentationScope), resource/v1 (Resource).
 import { createHash, randomBytes } from 'node:crypto';
 import { isoTimeMs } from '../../lib/iso-time.ts';
-import { JsonBytes, jsonText } from '../../lib/json-bytes.ts';
+import { fieldKey, I64, LEN, ProtoBytes, protoConst, protoField, VARINT, varintLength } from '../../lib/proto-bytes.ts';
 import { attributionMemo } from '../attribution-memo.ts';
 import type { CapturedContent } from '../content-text.ts';
 import type { UsageEvent } from '../usage-events.ts';
-
-export interface OtlpAnyValue {
-  stringValue?: string;
-  intValue?: string;
-  doubleValue?: number;
-  boolValue?: boolean;
-  arrayValue?: { values: OtlpAnyValue[] };
-}
-
-export interface OtlpAttribute {
-  key: string;
-  value: OtlpAnyValue;
-}
-
-export interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  name: string;
-  /** 2 = SPAN_KIND_SERVER: the gateway answering a caller. */
-  kind: number;
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-  attributes: OtlpAttribute[];
-  /** code 2 = STATUS_CODE_ERROR; unset (0) otherwise. */
-  status: { code: number; message?: string };
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LOWER_HEX = /^[0-9a-f]*$/;
@@ -112,29 +90,63 @@ export const EXPORTED_FIELDS: Readonly<Record<keyof UsageEvent, boolean>> = {
   gateway_embedding_calls: true,
 };
 
+// Field keys. Span: trace_id 1, span_id 2, name 5, kind 6, start_time_unix_nano 7 (fixed64),
+// end_time_unix_nano 8 (fixed64), attributes 9, status 15. Status: message 2, code 3. KeyValue: key
+// 1, value 2. AnyValue: string_value 1, bool_value 2, int_value 3, double_value 4, array_value 5.
+// ArrayValue: values 1.
+const SPAN_TRACE_ID = protoConst(fieldKey(1, LEN), 16);
+const SPAN_SPAN_ID = protoConst(fieldKey(2, LEN), 8);
+const SPAN_NAME = fieldKey(5, LEN);
+/** kind = 2 (SPAN_KIND_SERVER: the gateway answering a caller). */
+const SPAN_KIND_SERVER = protoConst(fieldKey(6, VARINT), 2);
+const SPAN_START = fieldKey(7, I64);
+const SPAN_END = fieldKey(8, I64);
+const SPAN_ATTRIBUTE = fieldKey(9, LEN);
+const SPAN_STATUS = fieldKey(15, LEN);
+/** An unset status code (0): an empty Status. */
+const STATUS_UNSET = protoConst(SPAN_STATUS, 0);
+const STATUS_MESSAGE = fieldKey(2, LEN);
+/** code = 2 (STATUS_CODE_ERROR). */
+const STATUS_CODE_ERROR = protoConst(fieldKey(3, VARINT), 2);
+const KV_VALUE = fieldKey(2, LEN);
+const ANY_STRING = fieldKey(1, LEN);
+const ANY_BOOL = fieldKey(2, VARINT);
+const ANY_INT = fieldKey(3, VARINT);
+const ANY_DOUBLE = fieldKey(4, I64);
+const ANY_ARRAY = fieldKey(5, LEN);
+const ARRAY_VALUES = fieldKey(1, LEN);
+
 /**
- * One attribute key's text, made once: `,{"key":<key>,"value":` followed by the opening of each
- * value kind. The leading comma separates it from the attribute before; the first attribute of
- * a span (the request id, always there) is written without it (FIRST_REQUEST_ID).
+ * One attribute's key, made once: the KeyValue's key field, the openings of its values up to their
+ * payload, and the whole attribute for the two boolean values.
  */
 interface AttributeKey {
-  str: Uint8Array;
-  int: Uint8Array;
+  key: Uint8Array;
+  /**
+   * A short string value's opening: attribute key, KeyValue length, the key, value key, AnyValue
+   * length, string key, string length; the three lengths (at 1, len-3 and len-1) are set per value.
+   */
+  shortStr: Uint8Array;
+  /** An int_value's opening, by the varint's length in bytes (1 to 10). */
+  int: Uint8Array[];
+  /** A double_value's opening. */
   dbl: Uint8Array;
   yes: Uint8Array;
   no: Uint8Array;
-  header: Uint8Array;
 }
 
-function attributeKey(key: string): AttributeKey {
-  const head = `,{"key":${JSON.stringify(key)},"value":`;
+function attributeKey(name: string): AttributeKey {
+  const key = protoField(1, name);
+  const bool = (v: 0 | 1): Uint8Array => protoConst(SPAN_ATTRIBUTE, key.length + 4, key, KV_VALUE, 2, ANY_BOOL, v);
+  const int: Uint8Array[] = [new Uint8Array(0)];
+  for (let n = 1; n <= 10; n++) int.push(protoConst(SPAN_ATTRIBUTE, key.length + 3 + n, key, KV_VALUE, 1 + n, ANY_INT));
   return {
-    str: jsonText(`${head}{"stringValue":`),
-    int: jsonText(`${head}{"intValue":"`),
-    dbl: jsonText(`${head}{"doubleValue":`),
-    yes: jsonText(`${head}{"boolValue":true}}`),
-    no: jsonText(`${head}{"boolValue":false}}`),
-    header: jsonText(`${head}{"arrayValue":{"values":[{"stringValue":`),
+    key,
+    shortStr: protoConst(SPAN_ATTRIBUTE, 0, key, KV_VALUE, 0, ANY_STRING, 0),
+    int,
+    dbl: protoConst(SPAN_ATTRIBUTE, key.length + 11, key, KV_VALUE, 9, ANY_DOUBLE),
+    yes: bool(1),
+    no: bool(0),
   };
 }
 
@@ -157,19 +169,6 @@ const A_CONTENT_REQUEST = attributeKey('tollgate.content.request');
 const A_CONTENT_RESPONSE = attributeKey('tollgate.content.response');
 const A_CONTENT_TRUNCATED = attributeKey('tollgate.content.truncated');
 
-const CLOSE = jsonText('}}');
-const QUOTE_CLOSE = jsonText('"}}');
-const HEADER_CLOSE = jsonText('}]}}}');
-const TRACE_ID = jsonText('{"traceId":"');
-const SPAN_ID = jsonText('","spanId":"');
-const START = jsonText('","startTimeUnixNano":"');
-const END = jsonText('000","endTimeUnixNano":"');
-const ATTRIBUTES = jsonText('000","attributes":[');
-const FIRST_REQUEST_ID = T.request_id.str.subarray(1);
-const NAME = jsonText('],"name":');
-const STATUS_OK = jsonText(',"kind":2,"status":{"code":0}}');
-const STATUS_ERROR = jsonText(',"kind":2,"status":{"code":2,"message":');
-
 /** Attribute keys of captured request headers, by header name (a configured, fixed set). */
 const headerKeys = new Map<string, AttributeKey>();
 function headerKey(name: string): AttributeKey {
@@ -181,32 +180,79 @@ function headerKey(name: string): AttributeKey {
   return k;
 }
 
-/** JsonBytes with the attribute kinds of a span. */
-class SpanWriter extends JsonBytes {
+/** ProtoBytes with the attribute kinds of a span. */
+class SpanWriter extends ProtoBytes {
   /** A string attribute; nothing for null or undefined. */
   strAttr(k: AttributeKey, v: string | null | undefined): void {
     if (v === null || v === undefined) return;
-    this.raw(k.str);
+    // Short ASCII (ids, names): every length fits one byte, so the opening is one copy and three bytes set.
+    const head = k.shortStr;
+    const n = v.length;
+    if (head.length + n < 0x80 && this.shortAscii(head, v)) return;
+    const attribute = this.open(SPAN_ATTRIBUTE);
+    this.raw(k.key);
+    const value = this.open(KV_VALUE);
+    this.byte(ANY_STRING);
     this.str(v);
-    this.raw(CLOSE);
+    this.close(value);
+    this.close(attribute);
   }
 
-  /** A number attribute (intValue for integers); nothing for null, undefined or a non-finite number. */
+  /**
+   * A number attribute: int_value for non-negative safe integers (token counts, statuses),
+   * double_value for the rest; nothing for null, undefined or a non-finite number.
+   */
   numAttr(k: AttributeKey, v: number | null | undefined): void {
     if (v === null || v === undefined || !Number.isFinite(v)) return;
-    if (Number.isInteger(v)) {
-      this.raw(k.int);
-      this.num(v);
-      this.raw(QUOTE_CLOSE);
+    if (Number.isSafeInteger(v) && v >= 0) {
+      this.raw(k.int[varintLength(v)]);
+      this.varint(v);
     } else {
       this.raw(k.dbl);
-      this.num(v);
-      this.raw(CLOSE);
+      this.double(v);
     }
+  }
+
+  /**
+   * `head` (a shortStr opening) with its three lengths set, then `v`'s characters; false, with
+   * nothing written, at the first character that is not ASCII.
+   */
+  private shortAscii(head: Uint8Array, v: string): boolean {
+    const n = v.length;
+    const h = head.length;
+    this.room(h + n);
+    const o = this.buf;
+    const p = this.at + h;
+    for (let i = 0; i < n; i++) {
+      const c = v.charCodeAt(i);
+      if (c >= 0x80) return false;
+      o[p + i] = c;
+    }
+    o.set(head, this.at);
+    o[this.at + 1] = h - 2 + n;
+    o[p - 3] = 2 + n;
+    o[p - 1] = n;
+    this.at = p + n;
+    return true;
   }
 
   boolAttr(k: AttributeKey, v: boolean | undefined): void {
     if (v !== undefined) this.raw(v ? k.yes : k.no);
+  }
+
+  /** A header's value: a one-string array, as OpenTelemetry's HTTP conventions have it. */
+  headerAttr(k: AttributeKey, v: string): void {
+    const attribute = this.open(SPAN_ATTRIBUTE);
+    this.raw(k.key);
+    const value = this.open(KV_VALUE);
+    const array = this.open(ANY_ARRAY);
+    const item = this.open(ARRAY_VALUES);
+    this.byte(ANY_STRING);
+    this.str(v);
+    this.close(item);
+    this.close(array);
+    this.close(value);
+    this.close(attribute);
   }
 
   /**
@@ -215,9 +261,7 @@ class SpanWriter extends JsonBytes {
    */
   objectAttr(k: AttributeKey, v: object | undefined): void {
     if (v === undefined || isEmpty(v)) return;
-    this.raw(k.str);
-    this.str(JSON.stringify(v));
-    this.raw(CLOSE);
+    this.strAttr(k, JSON.stringify(v));
   }
 }
 
@@ -231,50 +275,45 @@ function isEmpty(v: object): boolean {
 }
 
 /** Span ids: 8 random bytes each, drawn from one pool refilled 512 ids at a time. */
-let idPool = '';
+const ID_POOL_IDS = 512;
+let idPool = randomBytes(8 * ID_POOL_IDS);
 let idAt = 0;
-function spanId(): string {
-  if (idAt >= idPool.length) {
-    idPool = randomBytes(8 * 512).toString('hex');
-    idAt = 0;
-  }
-  idAt += 16;
-  return idPool.slice(idAt - 16, idAt);
-}
 
 /** Where spans are written; its buffer grows (and stays grown) for large content. */
 const spans = new SpanWriter(16 * 1024);
-/** Where a span's attribution text is made. */
+/** Where a span's attribution bytes are made. */
 const attributionWriter = new SpanWriter(4096);
 
 /**
- * The span of one usage event as OTLP/HTTP JSON, UTF-8 encoded. The bytes are a view of a buffer
- * that the next call overwrites: copy them before encoding another span. `content` (already
- * trimmed to the exporter's cap) adds the content attributes. Fields are read one by one (not
- * through the EXPORTED_FIELDS keys): a keyed read per field costs more than the field's text.
+ * The span of one usage event, protobuf-encoded (a Span message, without the key and length that
+ * place it in its ScopeSpans). The bytes are a view of a buffer that the next call overwrites:
+ * copy them before encoding another span. `content` (already trimmed to the exporter's cap) adds
+ * the content attributes. Fields are read one by one (not through the EXPORTED_FIELDS keys): a
+ * keyed read per field costs more than the field's bytes.
  *
- * The attributes that change with every event come first; the attribution attributes, the span's
- * name and its status close the span as one run of bytes, made once per attribution and kept
+ * The fields that change with every event come first; the attribution attributes, the span's
+ * name, kind and status close the span as one run of bytes, made once per attribution and kept
  * (attributionMemo).
  */
 export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): Buffer {
   const w = spans;
   w.reset();
-  // Nanoseconds as decimal strings without BigInt: whole microseconds fit a double exactly.
+  // Whole microseconds: a double holds them exactly; the nanoseconds are made in two words.
   const endUs = isoTimeMs(e.occurred_at) * 1000;
-  const startUs = endUs - Math.round(Math.max(0, e.latency_ms) * 1000);
-  w.raw(TRACE_ID);
-  if (!w.uuidHex(e.request_id)) w.ascii(traceIdFor(e.request_id));
-  w.raw(SPAN_ID);
-  w.ascii(spanId());
-  w.raw(START);
-  w.num(startUs);
-  w.raw(END);
-  w.num(endUs);
-  w.raw(ATTRIBUTES);
-  w.raw(FIRST_REQUEST_ID);
-  w.str(e.request_id);
-  w.raw(CLOSE);
+  const startUs = Math.max(0, endUs - Math.round(Math.max(0, e.latency_ms) * 1000));
+  w.raw(SPAN_TRACE_ID);
+  if (!w.uuidBytes(e.request_id)) w.hex(traceIdFor(e.request_id));
+  w.raw(SPAN_SPAN_ID);
+  if (idAt >= idPool.length) {
+    idPool = randomBytes(8 * ID_POOL_IDS);
+    idAt = 0;
+  }
+  for (let i = 0; i < 8; i++) w.byte(idPool[idAt++]);
+  w.byte(SPAN_START);
+  w.nanosFromMicros(startUs);
+  w.byte(SPAN_END);
+  w.nanosFromMicros(endUs);
+  w.strAttr(T.request_id, e.request_id);
   w.numAttr(A_INPUT_TOKENS, e.prompt_tokens);
   w.numAttr(A_OUTPUT_TOKENS, e.completion_tokens);
   w.numAttr(T.prompt_tokens, e.prompt_tokens);
@@ -298,10 +337,7 @@ export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): 
   return w.view();
 }
 
-/**
- * The attribution attributes of a span, then the end of its attribute list, its name, kind and
- * status: `,{attribute}...],"name":...,"kind":2,"status":{...}}`.
- */
+/** The attribution attributes of a span, then its name, kind and status. */
 const attribution = attributionMemo<Uint8Array>((e) => {
   const genaiOperation = GENAI_OPERATION[e.operation] ?? e.operation;
   const w = attributionWriter;
@@ -334,33 +370,64 @@ const attribution = attributionMemo<Uint8Array>((e) => {
   w.objectAttr(T.gateway_embedding_calls, e.gateway_embedding_calls);
   const headers = e.request_headers;
   if (headers !== undefined) {
-    for (const name in headers) {
-      w.raw(headerKey(name).header);
-      w.str(headers[name]);
-      w.raw(HEADER_CLOSE);
-    }
+    for (const name in headers) w.headerAttr(headerKey(name), headers[name]);
   }
-  w.raw(NAME);
+  w.byte(SPAN_NAME);
   w.str(e.requested_model === '' ? genaiOperation : genaiOperation + ' ' + e.requested_model);
+  w.raw(SPAN_KIND_SERVER);
   if (e.status >= 400) {
-    w.raw(STATUS_ERROR);
+    const status = w.open(SPAN_STATUS);
+    w.byte(STATUS_MESSAGE);
     w.str(e.error_message ?? `status ${e.status}`);
-    w.raw(CLOSE);
+    w.raw(STATUS_CODE_ERROR);
+    w.close(status);
   } else {
-    w.raw(STATUS_OK);
+    w.raw(STATUS_UNSET);
   }
   return new Uint8Array(w.view());
 });
 
+/** The key of a span in its ScopeSpans (`spans`, field 2): a batch writes it and the span's length before each span. */
+export const SCOPE_SPANS_SPAN = fieldKey(2, LEN);
+
 /**
- * The UTF-8 text around the spans of an ExportTraceServiceRequest (one resource, one scope):
- * an export body is `head`, the spans joined by commas, then `tail`.
+ * What surrounds the spans of an ExportTraceServiceRequest (one resource, one scope):
+ * `resource_spans` (1) { `resource` (1), `scope_spans` (2) { `scope` (1), the spans } }. The two
+ * enclosing lengths depend on the spans, so a batch leaves room for the head and has it written
+ * once its spans are all there.
  */
-export function exportRequestFrame(serviceName: string, version: string): { head: Buffer; tail: Buffer } {
-  const resource = `{"attributes":[{"key":"service.name","value":{"stringValue":${JSON.stringify(serviceName)}}}]}`;
-  const scope = `{"name":"tollgate.usage","version":${JSON.stringify(version)}}`;
-  return {
-    head: Buffer.from(`{"resourceSpans":[{"resource":${resource},"scopeSpans":[{"scope":${scope},"spans":[`),
-    tail: Buffer.from(']}]}]}'),
-  };
+export class ExportFrame {
+  /** The ResourceSpans' `resource` field and the ScopeSpans' `scope` field, each whole. */
+  private readonly resource: Uint8Array;
+  private readonly scope: Uint8Array;
+  /** The most bytes the head takes (two keys, two varints of at most 5 bytes, the two fields). */
+  readonly maxHeadBytes: number;
+
+  constructor(serviceName: string, version: string) {
+    // Resource { attributes (1): KeyValue }: the same bytes as a span's attribute (field 9) after the key.
+    const w = new SpanWriter(256);
+    w.strAttr(attributeKey('service.name'), serviceName);
+    const attributes = new Uint8Array(w.view());
+    attributes[0] = fieldKey(1, LEN);
+    this.resource = protoField(1, attributes);
+    // InstrumentationScope { name (1), version (2) }
+    this.scope = protoField(1, protoConst(protoField(1, 'tollgate.usage'), protoField(2, version)));
+    this.maxHeadBytes = 12 + this.resource.length + this.scope.length;
+  }
+
+  /** Writes the head so that it ends at `end` in `buf`, `spansBytes` of span fields following it; returns where it starts. */
+  writeHead(buf: Buffer, end: number, spansBytes: number): number {
+    const scopeSpans = this.scope.length + spansBytes;
+    const resourceSpans = this.resource.length + 1 + varintLength(scopeSpans) + scopeSpans;
+    const w = new ProtoBytes(this.maxHeadBytes);
+    w.byte(fieldKey(1, LEN));
+    w.varint(resourceSpans);
+    w.raw(this.resource);
+    w.byte(fieldKey(2, LEN));
+    w.varint(scopeSpans);
+    w.raw(this.scope);
+    const head = w.view();
+    head.copy(buf, end - head.length);
+    return end - head.length;
+  }
 }
