@@ -4,7 +4,7 @@ import { callgrindTotal, dumpFiles, parseInstrArgs } from './instructions.ts';
 
 test('parseInstrArgs: defaults, targets, and a bad value named by its option', () => {
   const o = parseInstrArgs(['tollgate@/tmp/base', 'tollgate']);
-  assert.deepEqual([o.requests, o.warm, o.batches, o.concurrency, o.sse], [1000, 3000, 3, 8, false]);
+  assert.deepEqual([o.requests, o.warm, o.batches, o.concurrency, o.sse, o.functions], [1000, 3000, 3, 8, false, 0]);
   assert.deepEqual(
     o.targets.map((t) => [t.config, t.repo]),
     [
@@ -13,6 +13,8 @@ test('parseInstrArgs: defaults, targets, and a bad value named by its option', (
     ],
   );
   assert.equal(parseInstrArgs(['--sse', '--requests', '50', 'minimal']).requests, 50);
+  assert.equal(parseInstrArgs(['--functions', '40', 'minimal', 'tollgate']).functions, 40);
+  assert.throws(() => parseInstrArgs(['--functions', 'all', 'minimal']), /--functions: must be an integer in \[0, 1000\], got all/);
   assert.throws(() => parseInstrArgs(['--batches', '0', 'minimal']), /--batches: must be an integer in \[1, 100\], got 0/);
   assert.throws(() => parseInstrArgs([]), /name at least one target/);
 });

@@ -13,6 +13,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { intOption, parseTarget, startRig, type TargetSpec } from './ab-targets.ts';
+import { addCosts, largestDifferences, PerfMap, selfCostByFunction, symbolize } from './callgrind-functions.ts';
 import { median } from './stats.ts';
 import type { Spawned } from './targets.ts';
 import { CHAT_PATH, CLIENT_HEADERS, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
@@ -26,6 +27,11 @@ export interface InstrOptions {
   concurrency: number;
   /** Keep the dump files (for callgrind_annotate) instead of deleting them. */
   keep: boolean;
+  /**
+   * Show this many functions whose main-thread instructions per request differ most between each
+   * target and the first (the targets run with `--perf-basic-prof`, which names the JIT's code); 0: none.
+   */
+  functions: number;
   sse: boolean;
   targets: TargetSpec[];
 }
@@ -42,6 +48,7 @@ export function parseInstrArgs(args: string[]): InstrOptions {
       concurrency: { type: 'string', default: '8' },
       sse: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
+      functions: { type: 'string', default: '0' },
     },
   });
   if (positionals.length === 0) throw new Error('name at least one target');
@@ -52,6 +59,7 @@ export function parseInstrArgs(args: string[]): InstrOptions {
     concurrency: intOption('concurrency', values.concurrency, 1, 1_000),
     sse: values.sse,
     keep: values.keep,
+    functions: intOption('functions', values.functions, 0, 1000),
     targets: positionals.map(parseTarget),
   };
 }
@@ -111,10 +119,12 @@ async function drive(addr: string, agent: http.Agent, headers: Record<string, st
 interface Count {
   main: number;
   all: number;
+  /** The main thread's dump (with --functions only). */
+  mainDump?: string;
 }
 
 /** Dumps the counters of a target running under callgrind and reads the dump back. */
-async function dump(p: Spawned, dir: string, n: number): Promise<Count> {
+async function dump(p: Spawned, dir: string, n: number, keepMain = false): Promise<Count> {
   execFileSync('callgrind_control', ['--dump', String(p.pid)], { stdio: 'ignore' });
   // callgrind_control returns once the command is delivered; the files follow.
   for (let waited = 0; waited < 60_000; waited += 100) {
@@ -124,12 +134,16 @@ async function dump(p: Spawned, dir: string, n: number): Promise<Count> {
     if (texts.length > 0 && texts.some(([t]) => t === 1) && texts.every(([, t]) => /^totals:/m.test(t))) {
       let all = 0;
       let main = 0;
+      let mainDump: string | undefined;
       for (const [thread, text] of texts) {
         const c = callgrindTotal(text);
         all += c;
-        if (thread === 1) main = c;
+        if (thread === 1) {
+          main = c;
+          if (keepMain) mainDump = text;
+        }
       }
-      return { main, all };
+      return { main, all, mainDump };
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -154,10 +168,13 @@ async function main(): Promise<void> {
     procs.push(rig.mock, rig.collector);
     const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${rig.key}`, 'content-type': 'application/json' };
     const body = opts.sse ? REQUEST_SSE : REQUEST_JSON;
+    /** Per target with --functions: main-thread self cost by function over its batches. */
+    const byFunction: Array<Map<string, number>> = [];
     const countTarget = async (s: TargetSpec, i: number): Promise<Count[]> => {
       const dir = join(work, `cg${i}`);
       mkdirSync(dir, { recursive: true });
       const p = await rig.start(s, i, {
+        nodeFlags: opts.functions > 0 ? ['--perf-basic-prof'] : [],
         wrapper: ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg')}.%p`],
         cpus: '0-1',
         readyTimeoutMs: 300_000,
@@ -169,16 +186,23 @@ async function main(): Promise<void> {
         // Dump 1 holds the start and the warm-up; batch b is dump b + 1.
         await dump(p, dir, 1);
         const counts: Count[] = [];
+        const costs: Array<Map<string, number>> = [];
         for (let b = 0; b < opts.batches; b++) {
           const t0 = performance.now();
           await drive(p.addr, agent, headers, body, opts.requests, opts.concurrency);
           const secs = (performance.now() - t0) / 1000;
-          const c = await dump(p, dir, b + 2);
+          const c = await dump(p, dir, b + 2, opts.functions > 0);
+          if (c.mainDump !== undefined) costs.push(selfCostByFunction(c.mainDump));
           counts.push({ main: c.main / opts.requests, all: c.all / opts.requests });
           process.stderr.write(
             `${s.label}: batch ${b + 1} (${secs.toFixed(0)} s): ${Math.round(c.main / opts.requests)} main-thread, ` +
               `${Math.round(c.all / opts.requests)} all-thread instructions/request\n`,
           );
+        }
+        if (opts.functions > 0) {
+          const mapFile = `/tmp/perf-${p.pid}.map`;
+          byFunction[i] = symbolize(addCosts(costs), new PerfMap(existsSync(mapFile) ? readFileSync(mapFile, 'utf8') : ''));
+          if (!opts.keep) rmSync(mapFile, { force: true });
         }
         return counts;
       } finally {
@@ -208,6 +232,15 @@ async function main(): Promise<void> {
       const all = median(rows[i].map((c) => c.all));
       const vs = i === 0 ? '' : `${main >= base ? '+' : ''}${(((main - base) / base) * 100).toFixed(1)}%`;
       console.log(`| ${s.label} | ${k(main)} (${rows[i].map((c) => k(c.main)).join(', ')}) | ${k(all)} | ${vs} |`);
+    }
+    const requests = opts.requests * opts.batches;
+    for (let i = 1; i < byFunction.length; i++) {
+      console.log(`\nMain-thread instructions per request by function, ${opts.targets[i].label} against ${opts.targets[0].label} (largest differences):\n`);
+      console.log(`| function | ${opts.targets[0].label} | ${opts.targets[i].label} | difference |\n|---|---:|---:|---:|`);
+      for (const d of largestDifferences(byFunction[0], requests, byFunction[i], requests, opts.functions)) {
+        const diff = d.target - d.base;
+        console.log(`| ${d.name.replaceAll('|', '\\|')} | ${d.base.toFixed(0)} | ${d.target.toFixed(0)} | ${diff >= 0 ? '+' : ''}${diff.toFixed(0)} |`);
+      }
     }
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
