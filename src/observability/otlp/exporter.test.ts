@@ -93,6 +93,8 @@ describe('usage event → span', () => {
     assert.deepEqual(attr(span, 'tollgate.guardrail_blocked'), { boolValue: false }, 'false is a value');
     assert.equal(attr(span, 'error.type'), undefined);
     assert.equal(attr(span, 'tollgate.error_class'), undefined, 'error_class travels as error.type');
+    assert.equal(attr(span, 'tollgate.prompt_tokens'), undefined, 'prompt_tokens travels as gen_ai.usage.input_tokens');
+    assert.equal(attr(span, 'tollgate.completion_tokens'), undefined, 'completion_tokens travels as gen_ai.usage.output_tokens');
     assert.deepEqual(span.status, { code: 0 });
     assert.equal(span.traceId, '0f8fad5bd9cb469fa16570867728950e');
     assert.match(span.spanId, /^[0-9a-f]{16}$/);

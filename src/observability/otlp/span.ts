@@ -65,8 +65,8 @@ export const EXPORTED_FIELDS: Readonly<Record<keyof UsageEvent, boolean>> = {
   attempt_kind: true,
   billable: true,
   stream: true,
-  prompt_tokens: true,
-  completion_tokens: true,
+  prompt_tokens: false,
+  completion_tokens: false,
   total_tokens: true,
   cached_tokens: true,
   cache_creation_tokens: true,
@@ -316,8 +316,6 @@ export function encodeUsageEventSpan(e: UsageEvent, content?: CapturedContent): 
   w.strAttr(T.request_id, e.request_id);
   w.numAttr(A_INPUT_TOKENS, e.prompt_tokens);
   w.numAttr(A_OUTPUT_TOKENS, e.completion_tokens);
-  w.numAttr(T.prompt_tokens, e.prompt_tokens);
-  w.numAttr(T.completion_tokens, e.completion_tokens);
   w.numAttr(T.total_tokens, e.total_tokens);
   w.numAttr(T.cached_tokens, e.cached_tokens);
   w.numAttr(T.cache_creation_tokens, e.cache_creation_tokens);
