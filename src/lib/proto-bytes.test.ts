@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import protobuf from 'protobufjs';
-import { fieldKey, I64, LEN, ProtoBytes, protoField, VARINT, varintLength } from './proto-bytes.ts';
+import { fieldKey, I64, LEN, ProtoBytes, protoConst, protoField, VARINT, varintLength } from './proto-bytes.ts';
 
 // protobufjs's Writer is the reference: an encoder written independently of this one.
 const reference = (write: (w: protobuf.Writer) => void): Buffer => {
@@ -100,4 +100,10 @@ test('field keys are one byte: field numbers above 15 are refused', () => {
   assert.equal(fieldKey(15, LEN), 0x7a);
   assert.equal(fieldKey(7, I64), 0x39);
   assert.throws(() => fieldKey(16, LEN), /one-byte keys only/);
+});
+
+test('protoConst: numbers are one-byte varints, anything larger is refused rather than written wrong', () => {
+  assert.deepEqual(Buffer.from(protoConst(0x0a, 3, 'abc', new Uint8Array([1, 2]), 127)), Buffer.from([0x0a, 3, 0x61, 0x62, 0x63, 1, 2, 127]));
+  assert.throws(() => protoConst(128), /128 is not a one-byte varint/);
+  assert.throws(() => protoConst(-1), /not a one-byte varint/);
 });

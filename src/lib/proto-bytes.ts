@@ -19,9 +19,13 @@ export const VARINT = 0;
 export const I64 = 1;
 export const LEN = 2;
 
-/** Bytes made once (keys, constant fields). */
+/** Bytes made once (keys, constant fields): numbers are one-byte varints (0 to 127), strings UTF-8. */
 export const protoConst = (...parts: Array<number | string | Uint8Array>): Uint8Array => {
-  const chunks = parts.map((p) => (typeof p === 'number' ? Buffer.from([p]) : typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p)));
+  const chunks = parts.map((p) => {
+    if (typeof p !== 'number') return typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p);
+    if (!Number.isInteger(p) || p < 0 || p > 0x7f) throw new Error(`protoConst: ${p} is not a one-byte varint`);
+    return Buffer.from([p]);
+  });
   return new Uint8Array(Buffer.concat(chunks));
 };
 

@@ -160,6 +160,13 @@ describe('usage event → span', () => {
     }
   });
 
+  test('a captured header with a long name still becomes its http.request.header.<name> attribute', () => {
+    const name = `x-${'h'.repeat(150)}`;
+    const span = usageEventToSpan(event({ request_headers: { [name]: 'v', 'x-team': 'blue' } }));
+    assert.deepEqual(attr(span, `http.request.header.${name}`), { arrayValue: { values: [{ stringValue: 'v' }] } });
+    assert.deepEqual(attr(span, 'http.request.header.x-team'), { arrayValue: { values: [{ stringValue: 'blue' }] } });
+  });
+
   test('a span larger than the encoder buffer is written whole, and the next span is written afresh', () => {
     const big = { request: 'x'.repeat(100_000), response: '\u65e5'.repeat(40_000), truncated: true };
     const large = usageEventToSpan(event(), big);

@@ -135,6 +135,7 @@ interface AttributeKey {
   no: Uint8Array;
 }
 
+/** The keys of a fixed attribute name (the openings' lengths are one-byte varints: names up to ~100 bytes). */
 function attributeKey(name: string): AttributeKey {
   const key = protoField(1, name);
   const bool = (v: 0 | 1): Uint8Array => protoConst(SPAN_ATTRIBUTE, key.length + 4, key, KV_VALUE, 2, ANY_BOOL, v);
@@ -169,12 +170,15 @@ const A_CONTENT_REQUEST = attributeKey('tollgate.content.request');
 const A_CONTENT_RESPONSE = attributeKey('tollgate.content.response');
 const A_CONTENT_TRUNCATED = attributeKey('tollgate.content.truncated');
 
-/** Attribute keys of captured request headers, by header name (a configured, fixed set). */
-const headerKeys = new Map<string, AttributeKey>();
-function headerKey(name: string): AttributeKey {
+/**
+ * The key fields of captured request headers' attributes, by header name (a configured, fixed
+ * set). Only the key: a header's value is always a string array, whatever the name's length.
+ */
+const headerKeys = new Map<string, Uint8Array>();
+function headerKey(name: string): Uint8Array {
   let k = headerKeys.get(name);
   if (k === undefined) {
-    k = attributeKey(`http.request.header.${name}`);
+    k = protoField(1, `http.request.header.${name}`);
     headerKeys.set(name, k);
   }
   return k;
@@ -241,9 +245,9 @@ class SpanWriter extends ProtoBytes {
   }
 
   /** A header's value: a one-string array, as OpenTelemetry's HTTP conventions have it. */
-  headerAttr(k: AttributeKey, v: string): void {
+  headerAttr(key: Uint8Array, v: string): void {
     const attribute = this.open(SPAN_ATTRIBUTE);
-    this.raw(k.key);
+    this.raw(key);
     const value = this.open(KV_VALUE);
     const array = this.open(ANY_ARRAY);
     const item = this.open(ARRAY_VALUES);
