@@ -122,7 +122,7 @@ export async function startRig(work: string): Promise<Rig> {
       let env: NodeJS.ProcessEnv = { ...process.env, ...s.env, BENCH_KEY: files.key };
       let args: string[];
       if (s.config === null) {
-        args = [...s.nodeFlags, join(s.repo, 'bench', 'minimal-proxy.ts'), `http://${mock.addr}`];
+        args = [...s.nodeFlags, ...(how.nodeFlags ?? []), join(s.repo, 'bench', 'minimal-proxy.ts'), `http://${mock.addr}`];
       } else {
         // As `npm start` runs it (an older tree without a launcher: src/main.ts); the target's
         // own node flags and variables come after the launch's, so they win.

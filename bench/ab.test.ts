@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { test } from 'node:test';
-import { parseTarget } from './ab-targets.ts';
+import { parseTarget, startRig } from './ab-targets.ts';
 import { parseAbArgs } from './ab.ts';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -43,4 +45,24 @@ test('parseAbArgs: saturation by default, latency with --rate, --preload-sse onl
   assert.throws(() => parseAbArgs(['--rate', '0', 'minimal']), /--rate: must be an integer in \[1, 50000\], got 0/);
   assert.throws(() => parseAbArgs(['--reps', 'x', 'minimal']), /--reps: must be an integer/);
   assert.throws(() => parseAbArgs([]), /name at least one target/);
+});
+
+test("rig.start gives the minimal proxy the run's node flags too (bench:ab --prof, bench:instr --functions)", async () => {
+  const work = mkdtempSync(join(tmpdir(), 'tollgate-rig-'));
+  const rig = await startRig(work);
+  try {
+    const p = await rig.start(parseTarget('minimal'), 0, { nodeFlags: ['--perf-basic-prof'], cpus: '0-1' });
+    const map = `/tmp/perf-${p.pid}.map`;
+    try {
+      assert.ok(existsSync(map), 'V8 writes its perf map only when the flag reached the process');
+    } finally {
+      await p.stop();
+      rmSync(map, { force: true });
+      // The flag also starts V8's log in the target's working directory (the tree).
+      for (const name of readdirSync(repo)) if (name.endsWith(`-${p.pid}-v8.log`)) rmSync(join(repo, name), { force: true });
+    }
+  } finally {
+    await Promise.all([rig.mock.stop(), rig.collector.stop()]);
+    rmSync(work, { recursive: true, force: true });
+  }
 });

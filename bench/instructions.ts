@@ -203,6 +203,10 @@ async function main(): Promise<void> {
           const mapFile = `/tmp/perf-${p.pid}.map`;
           byFunction[i] = symbolize(addCosts(costs), new PerfMap(existsSync(mapFile) ? readFileSync(mapFile, 'utf8') : ''));
           if (!opts.keep) rmSync(mapFile, { force: true });
+          // --perf-basic-prof also starts V8's log, in the target's working directory (its tree).
+          for (const name of readdirSync(s.repo)) {
+            if (name.startsWith('isolate-') && name.endsWith(`-${p.pid}-v8.log`)) rmSync(join(s.repo, name), { force: true });
+          }
         }
         return counts;
       } finally {
