@@ -49,6 +49,25 @@ export function varintLength(v: number): number {
   return n;
 }
 
+/**
+ * `v` (a non-negative safe integer) as a varint at `p` in `o`, which has room for it (10 bytes at
+ * most); returns the position after it.
+ */
+export function putVarint(o: Uint8Array, p: number, v: number): number {
+  // Seven bits at a time; above 2^31 the arithmetic stays in doubles (exact below 2^53).
+  while (v >= 0x8000_0000) {
+    o[p++] = (v % 128) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  let n = v | 0;
+  while (n >= 0x80) {
+    o[p++] = (n & 0x7f) | 0x80;
+    n >>>= 7;
+  }
+  o[p++] = n;
+  return p;
+}
+
 /** For each ASCII character: its value as a hex digit, or 255 when it is not one. */
 const HEX_VALUE = new Uint8Array(0x80).fill(255);
 for (let i = 0; i < 16; i++) {
@@ -106,20 +125,7 @@ export class ProtoBytes {
   /** A non-negative safe integer as a varint. */
   varint(v: number): void {
     this.room(10);
-    const o = this.buf;
-    let p = this.at;
-    // Seven bits at a time; above 2^31 the arithmetic stays in doubles (exact below 2^53).
-    while (v >= 0x8000_0000) {
-      o[p++] = (v % 128) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    let n = v | 0;
-    while (n >= 0x80) {
-      o[p++] = (n & 0x7f) | 0x80;
-      n >>>= 7;
-    }
-    o[p++] = n;
-    this.at = p;
+    this.at = putVarint(this.buf, this.at, v);
   }
 
   /** A double, little-endian (wire type I64). */

@@ -18,7 +18,7 @@ import type { UsageEvent, UsageRequest, UsageSink } from '../usage-events.ts';
 import { trimContent, type CapturedContent } from '../content-text.ts';
 import type { Agent as HttpAgent } from 'node:http';
 import { http, https } from '../../http/node-http.ts';
-import { ProtoBytes } from '../../lib/proto-bytes.ts';
+import { putVarint, varintLength } from '../../lib/proto-bytes.ts';
 import { encodeUsageEventSpan, ExportFrame, SCOPE_SPANS_SPAN } from './span.ts';
 
 export type DropReason = 'permanent_error' | 'retry_budget_exhausted' | 'queue_full' | 'exporter_closed';
@@ -163,7 +163,6 @@ class BatchBody {
   private readonly frame: ExportFrame;
   /** Where the spans start: the head is written in front of them when the batch is sealed. */
   private readonly spansAt: number;
-  private readonly prefix = new ProtoBytes(16);
 
   constructor(frame: ExportFrame, buf: Buffer) {
     this.buf = buf;
@@ -177,21 +176,17 @@ class BatchBody {
     return this.used - this.spansAt;
   }
 
-  /** Append one encoded span; returns the bytes it took. */
+  /** Append one encoded span (its key and length, then its bytes); returns the bytes it took. */
   add(span: Uint8Array): number {
     const before = this.used;
-    const prefix = this.prefix;
-    prefix.reset();
-    prefix.byte(SCOPE_SPANS_SPAN);
-    prefix.varint(span.length);
-    const need = this.used + prefix.length + span.length;
+    const need = this.used + 1 + varintLength(span.length) + span.length;
     if (need > this.buf.length) {
       const grown = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
       this.buf.copy(grown, 0, 0, this.used);
       this.buf = grown;
     }
-    this.buf.set(prefix.view(), this.used);
-    this.used += prefix.length;
+    this.buf[this.used] = SCOPE_SPANS_SPAN;
+    this.used = putVarint(this.buf, this.used + 1, span.length);
     this.buf.set(span, this.used);
     this.used += span.length;
     this.count++;
