@@ -24,6 +24,7 @@ import { compileUrlRewrites } from '../http/url-rewrite.ts';
 import { closeUpstreamPools } from '../http/upstream.ts';
 import { waitAtMost } from '../lib/wait-at-most.ts';
 import { collectGarbage } from '../lib/collect-garbage.ts';
+import { keepTickShape } from '../lib/keep-tick-shape.ts';
 import { createLimiter } from '../limits/create.ts';
 import { passthroughLimitCheck } from '../limits/passthrough.ts';
 import { createListenerAnswerReporter, createProxyHandler, type Lifecycle } from '../ai/proxy.ts';
@@ -39,6 +40,9 @@ function counts(r: Resources): Record<string, number> {
 }
 
 export async function startCommand(opts: { configFile: string | undefined }): Promise<number> {
+  // First, before any full collection: one nextTick record held for good keeps the records'
+  // shapes through every collection (src/lib/keep-tick-shape.ts).
+  await keepTickShape();
   // Config and resources are loaded in a child process: see loader-process.ts.
   const first = await bootInChild(opts.configFile, DEMO_RESOURCES);
   if (!first.ok) {
