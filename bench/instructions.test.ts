@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { callgrindTotal, dumpFiles, parseInstrArgs } from './instructions.ts';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { callgrindTotal, dumpFiles, parseInstrArgs, treeRoots } from './instructions.ts';
 
 test('parseInstrArgs: defaults, targets, and a bad value named by its option', () => {
   const o = parseInstrArgs(['tollgate@/tmp/base', 'tollgate']);
@@ -17,6 +20,26 @@ test('parseInstrArgs: defaults, targets, and a bad value named by its option', (
   assert.throws(() => parseInstrArgs(['--functions', 'all', 'minimal']), /--functions: must be an integer in \[0, 1000\], got all/);
   assert.throws(() => parseInstrArgs(['--batches', '0', 'minimal']), /--batches: must be an integer in \[1, 100\], got 0/);
   assert.throws(() => parseInstrArgs([]), /name at least one target/);
+  assert.equal(o.callers, undefined);
+  assert.equal(parseInstrArgs(['--callers', 'nextTick|CEntry', 'tollgate']).callers?.source, 'nextTick|CEntry');
+  assert.throws(() => parseInstrArgs(['--callers', '(', 'tollgate']), /--callers: Invalid regular expression/);
+  assert.throws(() => parseInstrArgs(['--callers', '', 'tollgate']), /--callers: expected a regular expression/);
+});
+
+test('treeRoots: a tree, and the tree its node_modules link leads to', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-roots-'));
+  try {
+    const main = join(dir, 'main');
+    const worktree = join(dir, 'worktree-b');
+    mkdirSync(join(main, 'node_modules'), { recursive: true });
+    mkdirSync(worktree);
+    symlinkSync(join(main, 'node_modules'), join(worktree, 'node_modules'));
+    assert.deepEqual(treeRoots(main), [main]);
+    assert.deepEqual(treeRoots(worktree), [worktree, main]);
+    assert.deepEqual(treeRoots(join(dir, 'none')), [join(dir, 'none')]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('callgrindTotal: the summary line, else the totals line', () => {

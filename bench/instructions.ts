@@ -7,13 +7,13 @@
 // Usage: see `bench/README.md` ("Instruction counts").
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { intOption, parseTarget, startRig, type TargetSpec } from './ab-targets.ts';
-import { addCosts, largestDifferences, PerfMap, selfCostByFunction, symbolize } from './callgrind-functions.ts';
+import { addCallEdges, addCosts, callEdges, callersOf, functionName, largestDifferences, PerfMap, selfCostByFunction, symbolize, type CallerCost, type CallEdges } from './callgrind-functions.ts';
 import { median } from './stats.ts';
 import type { Spawned } from './targets.ts';
 import { CHAT_PATH, CLIENT_HEADERS, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
@@ -32,6 +32,11 @@ export interface InstrOptions {
    * target and the first (the targets run with `--perf-basic-prof`, which names the JIT's code); 0: none.
    */
   functions: number;
+  /**
+   * Show, per target, the callers of the functions whose name matches this (a builtin, a runtime
+   * function, a JS function as V8's perf map names it): calls and inclusive instructions per request.
+   */
+  callers: RegExp | undefined;
   sse: boolean;
   targets: TargetSpec[];
 }
@@ -49,6 +54,7 @@ export function parseInstrArgs(args: string[]): InstrOptions {
       sse: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       functions: { type: 'string', default: '0' },
+      callers: { type: 'string' },
     },
   });
   if (positionals.length === 0) throw new Error('name at least one target');
@@ -60,8 +66,34 @@ export function parseInstrArgs(args: string[]): InstrOptions {
     sse: values.sse,
     keep: values.keep,
     functions: intOption('functions', values.functions, 0, 1000),
+    callers: regexOption('callers', values.callers),
     targets: positionals.map(parseTarget),
   };
+}
+
+function regexOption(name: string, value: string | undefined): RegExp | undefined {
+  if (value === undefined) return undefined;
+  if (value === '') throw new Error(`--${name}: expected a regular expression`);
+  try {
+    return new RegExp(value);
+  } catch (err) {
+    throw new Error(`--${name}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * A tree and the tree its `node_modules` is in (a worktree's is usually linked to the main
+ * tree's, and Node names modules by their real path), longest first.
+ */
+export function treeRoots(repo: string): string[] {
+  const roots = [repo];
+  try {
+    const modules = dirname(realpathSync(join(repo, 'node_modules')));
+    if (modules !== repo) roots.push(modules);
+  } catch {
+    // No node_modules: nothing of it to name.
+  }
+  return roots.sort((a, b) => b.length - a.length);
 }
 
 /** The event count of a callgrind dump (its `summary:` line; `totals:` in dumps without one). */
@@ -168,13 +200,17 @@ async function main(): Promise<void> {
     procs.push(rig.mock, rig.collector);
     const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${rig.key}`, 'content-type': 'application/json' };
     const body = opts.sse ? REQUEST_SSE : REQUEST_JSON;
+    // Both need the JIT's code named (--perf-basic-prof) and the main thread's dumps.
+    const byName = opts.functions > 0 || opts.callers !== undefined;
     /** Per target with --functions: main-thread self cost by function over its batches. */
     const byFunction: Array<Map<string, number>> = [];
+    /** Per target with --callers: the callers of the matching functions over its batches. */
+    const callers: Array<Array<[string, CallerCost]>> = [];
     const countTarget = async (s: TargetSpec, i: number): Promise<Count[]> => {
       const dir = join(work, `cg${i}`);
       mkdirSync(dir, { recursive: true });
       const p = await rig.start(s, i, {
-        nodeFlags: opts.functions > 0 ? ['--perf-basic-prof'] : [],
+        nodeFlags: byName ? ['--perf-basic-prof'] : [],
         wrapper: ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg')}.%p`],
         cpus: '0-1',
         readyTimeoutMs: 300_000,
@@ -187,21 +223,29 @@ async function main(): Promise<void> {
         await dump(p, dir, 1);
         const counts: Count[] = [];
         const costs: Array<Map<string, number>> = [];
+        const edges: CallEdges[] = [];
         for (let b = 0; b < opts.batches; b++) {
           const t0 = performance.now();
           await drive(p.addr, agent, headers, body, opts.requests, opts.concurrency);
           const secs = (performance.now() - t0) / 1000;
-          const c = await dump(p, dir, b + 2, opts.functions > 0);
-          if (c.mainDump !== undefined) costs.push(selfCostByFunction(c.mainDump));
+          const c = await dump(p, dir, b + 2, byName);
+          if (c.mainDump !== undefined) {
+            costs.push(selfCostByFunction(c.mainDump));
+            if (opts.callers !== undefined) edges.push(callEdges(c.mainDump));
+          }
           counts.push({ main: c.main / opts.requests, all: c.all / opts.requests });
           process.stderr.write(
             `${s.label}: batch ${b + 1} (${secs.toFixed(0)} s): ${Math.round(c.main / opts.requests)} main-thread, ` +
               `${Math.round(c.all / opts.requests)} all-thread instructions/request\n`,
           );
         }
-        if (opts.functions > 0) {
+        if (byName) {
           const mapFile = `/tmp/perf-${p.pid}.map`;
-          byFunction[i] = symbolize(addCosts(costs), new PerfMap(existsSync(mapFile) ? readFileSync(mapFile, 'utf8') : ''));
+          const map = new PerfMap(existsSync(mapFile) ? readFileSync(mapFile, 'utf8') : '');
+          // Paths relative to the target's tree: two trees' functions compare by name.
+          const roots = treeRoots(s.repo);
+          byFunction[i] = symbolize(addCosts(costs), map, roots);
+          if (opts.callers !== undefined) callers[i] = callersOf(addCallEdges(edges), opts.callers, (raw) => functionName(raw, map, roots));
           if (!opts.keep) rmSync(mapFile, { force: true });
           // --perf-basic-prof also starts V8's log, in the target's working directory (its tree).
           for (const name of readdirSync(s.repo)) {
@@ -238,12 +282,19 @@ async function main(): Promise<void> {
       console.log(`| ${s.label} | ${k(main)} (${rows[i].map((c) => k(c.main)).join(', ')}) | ${k(all)} | ${vs} |`);
     }
     const requests = opts.requests * opts.batches;
-    for (let i = 1; i < byFunction.length; i++) {
+    for (let i = 1; i < byFunction.length && opts.functions > 0; i++) {
       console.log(`\nMain-thread instructions per request by function, ${opts.targets[i].label} against ${opts.targets[0].label} (largest differences):\n`);
       console.log(`| function | ${opts.targets[0].label} | ${opts.targets[i].label} | difference |\n|---|---:|---:|---:|`);
       for (const d of largestDifferences(byFunction[0], requests, byFunction[i], requests, opts.functions)) {
         const diff = d.target - d.base;
         console.log(`| ${d.name.replaceAll('|', '\\|')} | ${d.base.toFixed(0)} | ${d.target.toFixed(0)} | ${diff >= 0 ? '+' : ''}${diff.toFixed(0)} |`);
+      }
+    }
+    for (const [i, list] of callers.entries()) {
+      console.log(`\nCallers of ${opts.callers} in ${opts.targets[i].label}, per request (main thread; the calls' inclusive instructions):\n`);
+      console.log('| caller | calls | instructions |\n|---|---:|---:|');
+      for (const [name, c] of list.slice(0, 20)) {
+        console.log(`| ${name.replaceAll('|', '\\|')} | ${(c.calls / requests).toFixed(2)} | ${(c.cost / requests).toFixed(0)} |`);
       }
     }
   } finally {
