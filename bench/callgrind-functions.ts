@@ -57,9 +57,7 @@ export interface CallerCost {
 /** A dump's calls: by callee, by caller (both as callgrind names them), the calls and their inclusive cost. */
 export type CallEdges = Map<string, Map<string, CallerCost>>;
 
-function addEdge(edges: CallEdges, callee: string, caller: string, cost: number, calls: number): void {
-  let byCaller = edges.get(callee);
-  if (byCaller === undefined) edges.set(callee, (byCaller = new Map()));
+function addCallerCost(byCaller: Map<string, CallerCost>, caller: string, cost: number, calls: number): void {
   const c = byCaller.get(caller);
   if (c === undefined) byCaller.set(caller, { cost, calls });
   else {
@@ -68,6 +66,13 @@ function addEdge(edges: CallEdges, callee: string, caller: string, cost: number,
   }
 }
 
+function addEdge(edges: CallEdges, callee: string, caller: string, cost: number, calls: number): void {
+  let byCaller = edges.get(callee);
+  if (byCaller === undefined) edges.set(callee, (byCaller = new Map()));
+  addCallerCost(byCaller, caller, cost, calls);
+}
+
+/** The calls of one dump. */
 export function callEdges(dump: string): CallEdges {
   const edges: CallEdges = new Map();
   walkDump(dump, () => {}, (fn, callee, calls, ir) => addEdge(edges, callee, fn, ir, calls));
@@ -90,15 +95,7 @@ export function callersOf(edges: CallEdges, callee: RegExp, nameOf: (raw: string
   const out = new Map<string, CallerCost>();
   for (const [target, byCaller] of edges) {
     if (!callee.test(nameOf(target))) continue;
-    for (const [caller, c] of byCaller) {
-      const name = nameOf(caller);
-      const sum = out.get(name);
-      if (sum === undefined) out.set(name, { ...c });
-      else {
-        sum.cost += c.cost;
-        sum.calls += c.calls;
-      }
-    }
+    for (const [caller, c] of byCaller) addCallerCost(out, nameOf(caller), c.cost, c.calls);
   }
   return [...out].sort((a, b) => b[1].cost - a[1].cost);
 }
