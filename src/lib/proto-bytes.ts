@@ -92,11 +92,6 @@ export class ProtoBytes {
     this.at = 0;
   }
 
-  /** Bytes written since the last reset. */
-  get length(): number {
-    return this.at;
-  }
-
   /** What was written since the last reset: a view that the next write may overwrite. */
   view(): Buffer {
     return this.buf.subarray(0, this.at);
