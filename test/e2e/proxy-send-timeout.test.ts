@@ -124,16 +124,23 @@ test('a caller that reads slowly but keeps reading gets the whole stream', { tim
   await caller.head;
   const startedAt = Date.now();
   // Read in short bursts with longer pauses: every pause is well under send_timeout_ms, and the
-  // stream lasts several times longer than it.
+  // stream lasts several times longer than it. A burst ends after 10 ms or 2 MiB, whichever comes
+  // first, so the 16 MiB stream takes at least eight pauses however fast this host reads.
   let timer: NodeJS.Timeout | undefined;
+  let burstFrom = 0;
   const pause = (): void => {
+    clearTimeout(timer);
     caller.socket.pause();
     timer = setTimeout(read, 450);
   };
   const read = (): void => {
+    burstFrom = caller.received();
     caller.socket.resume();
     timer = setTimeout(pause, 10);
   };
+  caller.socket.on('data', () => {
+    if (!caller.socket.isPaused() && caller.received() - burstFrom > 2 * 1024 * 1024) pause();
+  });
   pause();
   const text = await caller.closed.finally(() => clearTimeout(timer));
   const u = await usageOf(gw, requestIdOf(text));
