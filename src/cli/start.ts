@@ -33,6 +33,13 @@ import type { Resources } from '../resources/types.ts';
 /** Longest wait at shutdown for the limit store to take the last releases and close. */
 const LIMITER_CLOSE_MS = 2000;
 
+/**
+ * Longest wait, once the drain is complete, for the process to end by itself: then it exits. What
+ * can hold it past that is a log reader that stopped reading (the last log batch waits for room in
+ * the pipe): the exit gives it a last bounded chance (LineBatcher.flushSync) and goes.
+ */
+const EXIT_AFTER_DRAIN_MS = 3000;
+
 export const DEMO_RESOURCES = fileURLToPath(new URL('../../examples/demo.resources.yaml', import.meta.url));
 
 function counts(r: Resources): Record<string, number> {
@@ -171,6 +178,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
           await Promise.all([waitAtMost(limiter.close(), LIMITER_CLOSE_MS), obs.close()]);
           logger.info('drain complete');
           flushLogger(logger);
+          setTimeout(() => process.exit(0), EXIT_AFTER_DRAIN_MS).unref();
           resolve(0);
         });
       }, config.shutdown.min_drain_secs * 1000);

@@ -248,3 +248,33 @@ test('a framed line (text head, encoded body and tail) is one line: whole in one
   q.settle();
   assert.deepEqual(q.out, [`{"x":"${'y'.repeat(13)}","é":1}\n`]);
 });
+
+test('flushSync waits for the reader of a non-blocking descriptor to make room (EAGAIN), a bounded time', () => {
+  const d = scripted();
+  let full = 2;
+  const written: string[] = [];
+  const writeSync = (_fd: number, buffer: Buffer): number => {
+    if (full-- > 0) throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' });
+    written.push(buffer.toString('utf8'));
+    return buffer.length;
+  };
+  const b = new LineBatcher(9, { batchBytes: 5, write: d.write, writeSync });
+  b.write('first\n'); // in flight
+  b.write('last words\n'); // queued behind it
+  b.flushSync();
+  assert.deepEqual(written, ['last words\n']);
+
+  const never = new LineBatcher(9, {
+    batchBytes: 5,
+    write: d.write,
+    writeSync: () => {
+      throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' });
+    },
+  });
+  never.write('first\n');
+  never.write('unread\n');
+  const started = Date.now();
+  never.flushSync();
+  const waited = Date.now() - started;
+  assert.ok(waited >= 1500 && waited < 5000, `a reader that never reads is waited for ~2 s, not for ever (${waited} ms)`);
+});

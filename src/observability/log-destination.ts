@@ -1,11 +1,12 @@
 // Line streams to a file descriptor, written off the request path: the process log (every pino
 // line and the pre-serialised per-request lines go through one batcher, so lines keep their
 // order) and the NDJSON usage-event file. Lines are encoded straight into a batch buffer; a full
-// batch leaves in one asynchronous fs.write, one at a time (partial writes continued, EAGAIN
-// retried), and a bounded queue drops whole batches, counted, when the descriptor's reader stops
-// reading. Written buffers are filled again: nothing per line or per batch is left on the heap
-// to be promoted while a slow pipe drains (fresh 64 KiB buffers per batch cost a full
-// mark-compact every second or so under load).
+// batch leaves in one asynchronous write (fs.write on the thread pool, or the caller's own, such
+// as the log's pipe stream), one at a time (partial writes continued, EAGAIN retried), and a
+// bounded queue drops whole batches, counted, when the descriptor's reader stops reading. Written
+// buffers are filled again: nothing per line or per batch is left on the heap to be promoted while
+// a slow pipe drains (fresh 64 KiB buffers per batch cost a full mark-compact every second or so
+// under load).
 //
 // Why not sonic-boom (pino's default destination): per written batch it copies the data again
 // (`Buffer.from` of every buffer on Node ≥ 22.7, a re-encode of every string on release), and in
@@ -50,6 +51,12 @@ export const rejectionReason = (reason: DropReason): 'backlog_full' | 'write_err
 
 /** Written buffers kept for the next batches. */
 const MAX_SPARES = 2;
+
+/** How long an exit waits for the reader of a non-blocking descriptor to make room. */
+const EXIT_WAIT_MS = 2000;
+
+/** Blocks the thread for `ms` (the exit path only, where nothing else is left to run). */
+const sleepSync = (ms: number): void => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 export class LineBatcher {
   private readonly fd: number;
@@ -146,16 +153,27 @@ export class LineBatcher {
     else this.waiters.push(() => cb());
   }
 
-  /** Write everything not yet handed to the descriptor, synchronously (process exit). */
+  /**
+   * Write everything not yet handed to the descriptor, synchronously (process exit). The reader of
+   * a non-blocking descriptor (the log's pipe) gets up to EXIT_WAIT_MS to make room.
+   */
   flushSync(): void {
     this.enqueue();
     // A batch already handed to an asynchronous write is left to it: writing it again could
     // duplicate lines.
     const from = this.writing ? 1 : 0;
+    const deadline = Date.now() + EXIT_WAIT_MS;
     try {
       for (let i = from; i < this.queue.length; i++) {
         let data = this.queue[i].data;
-        while (data.length > 0) data = data.subarray(this.writeSyncFn(this.fd, data));
+        while (data.length > 0) {
+          try {
+            data = data.subarray(this.writeSyncFn(this.fd, data));
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() > deadline) throw err;
+            sleepSync(1);
+          }
+        }
       }
       this.queue.length = from;
     } catch {

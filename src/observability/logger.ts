@@ -1,6 +1,7 @@
 // The process logger: pino, JSON lines on stderr (stdout carries only the CLI's ready line).
+import { fstatSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
-import { LineBatcher, type DropReason } from './log-destination.ts';
+import { LineBatcher, type DropReason, type LineBatcherOptions } from './log-destination.ts';
 
 export type { Logger };
 
@@ -15,14 +16,52 @@ const dropNotice = (lines: number): string =>
 
 export function createLogger(level: LogLevel, sync = false): Logger {
   if (sync) return pino(options(level), pino.destination({ dest: 2, sync: true }));
-  // Asynchronous: lines are batched off the request path (64 KiB: each asynchronous write costs
-  // the event loop tens of µs, so few large ones); a timer flushes a partial batch so a quiet
-  // gateway's lines still appear within 250 ms, and whatever is pending is written
+  // Batched: lines are written 64 KiB at a time, from the event loop when stderr is a pipe or
+  // socket (writes that never block), else from the thread pool; a timer flushes a partial batch so
+  // a quiet gateway's lines still appear within 250 ms, and whatever is pending is written
   // synchronously at exit.
-  const batcher = new LineBatcher(2, { batchBytes: BATCH_BYTES, dropNotice });
+  const batcher = new LineBatcher(2, { batchBytes: BATCH_BYTES, dropNotice, write: stderrStreamWrite() });
   setInterval(() => batcher.flush(), 250).unref();
   process.once('exit', () => batcher.flushSync());
   return pino(options(level), batcher);
+}
+
+/** What the log batcher's writes go through. */
+type BatchWrite = NonNullable<LineBatcherOptions['write']>;
+
+/**
+ * Batches written to stderr from the event loop, when stderr is a pipe or a socket (a container
+ * runtime's, systemd's, a log shipper's): through Node's own stream for it, whose libuv handle
+ * writes what the pipe has room for at once and the rest when the pipe is writable again, so a
+ * batch costs no hop to a pool thread and back, and a reader that falls behind is waited for, not
+ * blocked on. undefined for anything else (a file, a terminal), which the thread pool writes.
+ *
+ * The stream needs the pipe in non-blocking mode, and that mode belongs to the pipe, not to this
+ * process: another process sharing it (a child of ours that inherited stderr, restoring at its exit
+ * the mode it found) can put it back in blocking mode. So it is set again before every batch (one
+ * system call per 64 KiB).
+ */
+export function stderrStreamWrite(): BatchWrite | undefined {
+  try {
+    const st = fstatSync(2);
+    if (!st.isFIFO() && !st.isSocket()) return undefined;
+  } catch {
+    return undefined;
+  }
+  const stream = process.stderr;
+  const handle = (stream as unknown as { _handle?: { setBlocking?(blocking: boolean): number } })._handle;
+  if (typeof handle?.setBlocking !== 'function') return undefined;
+  // A failed write (EPIPE: the reader is gone) reaches the batch's callback, which counts it; the
+  // stream's error event must not end the process.
+  stream.on('error', () => {});
+  return (_fd, buffer, offset, length, _position, cb) => {
+    const err = handle.setBlocking!(false);
+    if (err !== 0) {
+      cb(Object.assign(new Error(`stderr: cannot set non-blocking mode (${err})`), { code: 'EIO' }), 0);
+      return;
+    }
+    stream.write(buffer.subarray(offset, offset + length), (e) => cb((e as NodeJS.ErrnoException | null | undefined) ?? null, e ? 0 : length));
+  };
 }
 
 function options(level: LogLevel): pino.LoggerOptions {

@@ -337,6 +337,31 @@ describe('graceful shutdown', { concurrency: true }, () => {
     assert.ok(Date.now() - at < 1500, `exited ${Date.now() - at} ms after SIGTERM`);
   });
 
+  test('a log reader that stopped reading does not keep the process from exiting once drained', async (t) => {
+    const gw = await start({ min_drain_secs: 0 });
+    t.after(() => gw.stop());
+    // Megabytes of access lines (unrouted paths: 404, one line each) into a stderr nobody reads:
+    // the last batches wait for room in the pipe, which would keep the event loop (and, at exit, a
+    // blocking write) waiting for good.
+    gw.proc.stderr!.pause();
+    for (let i = 0; i < 4000; i += 16) {
+      await Promise.all(
+        Array.from({ length: 16 }, async (_, j) => {
+          const res = await fetch(`${gw.proxyUrl}/nowhere/${i + j}/${'x'.repeat(200)}`);
+          await res.arrayBuffer();
+        }),
+      );
+    }
+    const unread = gw.stderrText().length;
+    assert.ok(unread < 1_000_000, `the reader was stalled (${unread} bytes read)`);
+    const at = Date.now();
+    gw.signal('SIGTERM');
+    // After the drain, EXIT_AFTER_DRAIN_MS (3 s), then at most 2 s at exit for room in the pipe.
+    const exit = await exitWithin(gw, 10_000);
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.ok(Date.now() - at < 8_000, `exited ${Date.now() - at} ms after SIGTERM`);
+  });
+
   test('a SIGTERM sent the moment the ready line is read still drains and exits 0', async (t) => {
     // An orchestrator may stop the process as soon as it reported ready; the signal handlers
     // must be in place by then, or the default action kills the process (no drain, exit by signal).

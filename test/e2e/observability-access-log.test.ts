@@ -170,3 +170,45 @@ describe('requests the listener answers before a handler sees them', () => {
     assert.equal(logLines(gw, 'access').length, before + 1, 'only the chat request has a line');
   });
 });
+
+describe('a log reader that stops reading', () => {
+  let gw: Gateway;
+  before(async () => {
+    gw = await startGateway({
+      config: { proxy: { addr: '127.0.0.1:0' }, observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } } },
+      resources: resources(mock.url),
+      env: { E2E_ACCESSLOG_KEY: CALLER_KEY },
+    });
+  });
+  after(() => gw?.stop());
+
+  test('does not hold up requests, and gets every line, in order, once it reads again', { timeout: 60_000 }, async () => {
+    // stderr is a socket pair here, as a log shipper's pipe would be: the gateway writes it from
+    // its event loop, so a full pipe must leave lines queued, not block the loop.
+    gw.proc.stderr!.pause();
+    const ids = Array.from({ length: 600 }, (_, i) => `e2e-stuck-reader-${String(i).padStart(3, '0')}`);
+    const slowest = { ms: 0 };
+    for (let i = 0; i < ids.length; i += 8) {
+      await Promise.all(
+        ids.slice(i, i + 8).map(async (id) => {
+          const started = Date.now();
+          await chat(gw, id);
+          slowest.ms = Math.max(slowest.ms, Date.now() - started);
+        }),
+      );
+    }
+    // ~1.2 MB of access and usage lines: far more than the socket buffers hold.
+    const seen = logLines(gw, 'access').filter((l) => String(l.request_id).startsWith('e2e-stuck-reader-')).length;
+    assert.ok(seen < ids.length, `the reader was stalled (${seen} of ${ids.length} lines read while paused)`);
+    assert.ok(slowest.ms < 2000, `no request waited for the reader (slowest ${slowest.ms} ms)`);
+    gw.proc.stderr!.resume();
+    const lines = await waitForLines(gw, 'access', (l) => String(l.request_id).startsWith('e2e-stuck-reader-'), ids.length, 10_000);
+    const got = lines.map((l) => String(l.request_id));
+    assert.deepEqual([...got].sort(), ids, 'every line, once');
+    // The eight requests of a round run at once; the rounds one after another, so their lines follow in order.
+    const rounds = got.map((id) => Math.floor(Number(id.slice(-3)) / 8));
+    assert.ok(rounds.every((r, i) => i === 0 || r >= rounds[i - 1]), 'lines in the order their requests finished');
+    const usage = logLines(gw, 'usage').filter((l) => String(l.request_id).startsWith('e2e-stuck-reader-'));
+    assert.equal(usage.length, ids.length);
+  });
+});
