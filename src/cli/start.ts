@@ -34,9 +34,10 @@ import type { Resources } from '../resources/types.ts';
 const LIMITER_CLOSE_MS = 2000;
 
 /**
- * Longest wait, once the drain is complete, for the process to end by itself: then it exits. What
- * can hold it past that is a log reader that stopped reading (the last log batch waits for room in
- * the pipe): the exit gives it a last bounded chance (LineBatcher.flushSync) and goes.
+ * Once the drain is complete the process ends by itself when nothing is left to do. What can hold
+ * it is a log reader that stopped reading (the last log batch waits for room in the pipe): this
+ * long after the drain the process exits, and the exit writes what the log still holds, waiting
+ * for the reader while it takes bytes (LineBatcher.flushSync).
  */
 const EXIT_AFTER_DRAIN_MS = 3000;
 

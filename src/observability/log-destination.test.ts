@@ -278,3 +278,52 @@ test('flushSync waits for the reader of a non-blocking descriptor to make room (
   const waited = Date.now() - started;
   assert.ok(waited >= 1500 && waited < 5000, `a reader that never reads is waited for ~2 s, not for ever (${waited} ms)`);
 });
+
+test('at exit, what a batch in flight has not handed over yet goes first, so no line is torn; without a count, it is left to its write', () => {
+  const d = scripted();
+  const written: string[] = [];
+  const writeSync = (_fd: number, buffer: Buffer): number => {
+    written.push(buffer.toString('utf8'));
+    return buffer.length;
+  };
+  // The writer's stream took "first-li" of the batch in flight; "ne\n" (3 bytes) waits in its queue.
+  const b = new LineBatcher(9, { batchBytes: 5, write: d.write, writeSync, unwritten: (length) => (length === 11 ? 3 : undefined) });
+  b.write('first-line\n'); // in flight
+  b.write('second\n'); // queued behind it
+  b.flushSync();
+  assert.deepEqual(written, ['ne\n', 'second\n']);
+
+  const unknown: string[] = [];
+  const c = new LineBatcher(9, {
+    batchBytes: 5,
+    write: d.write,
+    writeSync: (_fd, buffer) => {
+      unknown.push(buffer.toString('utf8'));
+      return buffer.length;
+    },
+  });
+  c.write('first-line\n');
+  c.write('second\n');
+  c.flushSync();
+  assert.deepEqual(unknown, ['second\n'], 'the thread pool finishes its own write');
+});
+
+test('at exit, a reader that keeps taking bytes is waited for past the no-progress bound', () => {
+  const d = scripted();
+  let taken = '';
+  // Room for one byte every 300 ms: slow, but never 2 s without progress. Eight bytes take ~2.1 s.
+  let nextRoomAt = Date.now();
+  const writeSync = (_fd: number, buffer: Buffer): number => {
+    if (Date.now() < nextRoomAt) throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' });
+    nextRoomAt = Date.now() + 300;
+    taken += buffer.toString('utf8', 0, 1);
+    return 1;
+  };
+  const b = new LineBatcher(9, { batchBytes: 2, write: d.write, writeSync });
+  b.write('in flight\n');
+  b.write('abc\n');
+  b.write('def\n');
+  const started = Date.now();
+  b.flushSync();
+  assert.equal(taken, 'abc\ndef\n', `all of it, in ${Date.now() - started} ms`);
+});

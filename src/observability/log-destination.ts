@@ -32,6 +32,13 @@ export interface LineBatcherOptions {
   dropNotice?: (lines: number) => string;
   write?: WriteFn;
   writeSync?: WriteSyncFn;
+  /**
+   * Bytes of the batch in flight (`length` bytes) that its write has not handed to the descriptor
+   * yet, for a writer that can tell (a stream's queue); undefined when it cannot. An exit writes
+   * them ahead of the batches behind it; a batch in flight whose rest is not known is left to its
+   * write.
+   */
+  unwritten?: (length: number) => number | undefined;
 }
 
 interface Batch {
@@ -52,7 +59,7 @@ export const rejectionReason = (reason: DropReason): 'backlog_full' | 'write_err
 /** Written buffers kept for the next batches. */
 const MAX_SPARES = 2;
 
-/** How long an exit waits for the reader of a non-blocking descriptor to make room. */
+/** How long an exit waits for the reader of a non-blocking descriptor to make room, without it taking any. */
 const EXIT_WAIT_MS = 2000;
 
 /** Blocks the thread for `ms` (the exit path only, where nothing else is left to run). */
@@ -154,21 +161,30 @@ export class LineBatcher {
   }
 
   /**
-   * Write everything not yet handed to the descriptor, synchronously (process exit). The reader of
-   * a non-blocking descriptor (the log's pipe) gets up to EXIT_WAIT_MS to make room.
+   * Write everything not yet handed to the descriptor, synchronously (process exit), in order. The
+   * reader of a non-blocking descriptor (the log's pipe) is waited for while it takes bytes, and
+   * given up on after EXIT_WAIT_MS without taking any.
    */
   flushSync(): void {
     this.enqueue();
-    // A batch already handed to an asynchronous write is left to it: writing it again could
-    // duplicate lines.
-    const from = this.writing ? 1 : 0;
-    const deadline = Date.now() + EXIT_WAIT_MS;
+    let from = 0;
+    if (this.writing) {
+      const head = this.queue[0];
+      const rest = this.options.unwritten?.(head.data.length);
+      // A batch in flight: what its write has not handed over yet goes first (a line cut there and
+      // followed by the next batch would be torn); when that is not known, it is left to its write,
+      // as writing it again could duplicate lines.
+      if (rest === undefined) from = 1;
+      else head.data = head.data.subarray(Math.max(0, head.data.length - rest));
+    }
+    let deadline = Date.now() + EXIT_WAIT_MS;
     try {
       for (let i = from; i < this.queue.length; i++) {
         let data = this.queue[i].data;
         while (data.length > 0) {
           try {
             data = data.subarray(this.writeSyncFn(this.fd, data));
+            deadline = Date.now() + EXIT_WAIT_MS;
           } catch (err) {
             if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() > deadline) throw err;
             sleepSync(1);

@@ -20,14 +20,28 @@ export function createLogger(level: LogLevel, sync = false): Logger {
   // socket (writes that never block), else from the thread pool; a timer flushes a partial batch so
   // a quiet gateway's lines still appear within 250 ms, and whatever is pending is written
   // synchronously at exit.
-  const batcher = new LineBatcher(2, { batchBytes: BATCH_BYTES, dropNotice, write: stderrStreamWrite() });
-  setInterval(() => batcher.flush(), 250).unref();
+  const stream = stderrStream();
+  const batcher = new LineBatcher(2, { batchBytes: BATCH_BYTES, dropNotice, write: stream?.write, unwritten: stream?.unwritten });
+  setInterval(() => {
+    stream?.keepNonBlocking();
+    batcher.flush();
+  }, 250).unref();
   process.once('exit', () => batcher.flushSync());
   return pino(options(level), batcher);
 }
 
-/** What the log batcher's writes go through. */
-type BatchWrite = NonNullable<LineBatcherOptions['write']>;
+/** stderr written from the event loop: see stderrStream. */
+export interface StderrStream {
+  /** Writes one batch; calls back once all of it is handed to the pipe (or the write failed). */
+  write: NonNullable<LineBatcherOptions['write']>;
+  /**
+   * Bytes of the batch in flight (`length` bytes) the pipe has not taken yet; undefined when the
+   * stream holds more than that batch (another writer's bytes), so its share is not known.
+   */
+  unwritten(length: number): number | undefined;
+  /** Puts the pipe back in non-blocking mode, should another process have changed it. */
+  keepNonBlocking(): void;
+}
 
 /**
  * Batches written to stderr from the event loop, when stderr is a pipe or a socket (a container
@@ -39,9 +53,10 @@ type BatchWrite = NonNullable<LineBatcherOptions['write']>;
  * The stream needs the pipe in non-blocking mode, and that mode belongs to the pipe, not to this
  * process: another process sharing it (a child of ours that inherited stderr, restoring at its exit
  * the mode it found) can put it back in blocking mode. So it is set again before every batch (one
- * system call per 64 KiB).
+ * system call per 64 KiB) and on the log's 250 ms flush timer, which bounds how long a batch
+ * already waiting for room could write in blocking mode.
  */
-export function stderrStreamWrite(): BatchWrite | undefined {
+export function stderrStream(): StderrStream | undefined {
   try {
     const st = fstatSync(2);
     if (!st.isFIFO() && !st.isSocket()) return undefined;
@@ -49,18 +64,24 @@ export function stderrStreamWrite(): BatchWrite | undefined {
     return undefined;
   }
   const stream = process.stderr;
-  const handle = (stream as unknown as { _handle?: { setBlocking?(blocking: boolean): number } })._handle;
-  if (typeof handle?.setBlocking !== 'function') return undefined;
+  const handle = (stream as unknown as { _handle?: { setBlocking?(blocking: boolean): number; writeQueueSize?: number } })._handle;
+  if (handle === undefined || typeof handle.setBlocking !== 'function') return undefined;
+  const setBlocking = handle.setBlocking.bind(handle);
   // A failed write (EPIPE: the reader is gone) reaches the batch's callback, which counts it; the
   // stream's error event must not end the process.
   stream.on('error', () => {});
-  return (_fd, buffer, offset, length, _position, cb) => {
-    const err = handle.setBlocking!(false);
-    if (err !== 0) {
-      cb(Object.assign(new Error(`stderr: cannot set non-blocking mode (${err})`), { code: 'EIO' }), 0);
-      return;
-    }
-    stream.write(buffer.subarray(offset, offset + length), (e) => cb((e as NodeJS.ErrnoException | null | undefined) ?? null, e ? 0 : length));
+  return {
+    write(_fd, buffer, offset, length, _position, cb) {
+      const err = setBlocking(false);
+      if (err !== 0) {
+        cb(Object.assign(new Error(`stderr: cannot set non-blocking mode (${err})`), { code: 'EIO' }), 0);
+        return;
+      }
+      stream.write(buffer.subarray(offset, offset + length), (e) => cb((e as NodeJS.ErrnoException | null | undefined) ?? null, e ? 0 : length));
+    },
+    // The stream counts a write's bytes until all are written, libuv the ones it has not written.
+    unwritten: (length) => (stream.writableLength === 0 ? 0 : stream.writableLength === length ? handle.writeQueueSize : undefined),
+    keepNonBlocking: () => void setBlocking(false),
   };
 }
 

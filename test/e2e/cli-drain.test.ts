@@ -362,6 +362,37 @@ describe('graceful shutdown', { concurrency: true }, () => {
     assert.ok(Date.now() - at < 8_000, `exited ${Date.now() - at} ms after SIGTERM`);
   });
 
+  test('a log reader that is slow but reading gets every line before the process exits', async (t) => {
+    const gw = await start({ min_drain_secs: 0 });
+    t.after(() => gw.stop());
+    gw.proc.stderr!.pause();
+    for (let i = 0; i < 2000; i += 16) {
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          const res = await fetch(`${gw.proxyUrl}/nowhere`);
+          await res.arrayBuffer();
+        }),
+      );
+    }
+    gw.signal('SIGTERM');
+    // One read every 800 ms: the ~0.5 MB the pipe could not hold take several seconds, longer than
+    // the exit would wait for a reader that takes nothing.
+    const stderr = gw.proc.stderr!;
+    const paced = (): void => {
+      stderr.pause();
+      setTimeout(() => stderr.resume(), 800);
+    };
+    stderr.on('data', paced);
+    t.after(() => stderr.off('data', paced));
+    stderr.resume();
+    const exit = await exitWithin(gw, 30_000);
+    assert.deepEqual(exit, { code: 0, signal: null });
+    await new Promise((resolve) => (stderr.readableEnded ? resolve(undefined) : stderr.once('end', resolve)));
+    const lines = gw.stderrText().split('\n');
+    assert.equal(lines.filter((l) => l.includes('"type":"access"') && l.includes('"status":404')).length, 2000);
+    assert.ok(lines.some((l) => l.includes('drain complete')));
+  });
+
   test('a SIGTERM sent the moment the ready line is read still drains and exits 0', async (t) => {
     // An orchestrator may stop the process as soon as it reported ready; the signal handlers
     // must be in place by then, or the default action kills the process (no drain, exit by signal).
