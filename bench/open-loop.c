@@ -11,6 +11,7 @@
 // output (stdout): one line `scheduled ok errors dropped elapsed_us`, one line with the first
 // error's text (empty when none), then one line per recorded reply: `latency_us ttfb_us lag_us`
 // (issue to end of reply, issue to first body byte, issue time after its scheduled time).
+// Linux 5.11 or later (epoll_pwait2).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,6 +39,7 @@ struct conn {
   double first;   // µs, first body byte (0: none yet)
   long left;      // bytes left in the body or chunk
   int status;
+  int close_after;  // the reply ends the connection (Connection: close, or HTTP/1.0)
   char tail[16];  // the body's last bytes (for the `[DONE]` check)
   int tail_len;
   size_t len;     // unparsed bytes in buf
@@ -104,6 +106,7 @@ static int parse(struct conn *c, double t) {
       size_t head = end - p + 4;
       if (n < 12 || strncmp(p, "HTTP/1.", 7) != 0) return -1;
       c->status = atoi(p + 9);
+      c->close_after = strncmp(p, "HTTP/1.0", 8) == 0;
       c->state = UNTIL_CLOSE;
       for (char *line = memmem(p, head, "\r\n", 2); line != NULL && line + 2 < p + head - 2;) {
         line += 2;
@@ -113,6 +116,8 @@ static int parse(struct conn *c, double t) {
           c->left = strtol(line + 15, NULL, 10);
         } else if (strncasecmp(line, "transfer-encoding:", 18) == 0 && memmem(line, eol - line, "chunked", 7) != NULL) {
           c->state = CHUNK_SIZE;
+        } else if (strncasecmp(line, "connection:", 11) == 0 && memmem(line, eol - line, "close", 5) != NULL) {
+          c->close_after = 1;
         }
         line = eol;
       }
@@ -172,7 +177,12 @@ int main(int argc, char **argv) {
   }
   static char request[1 << 20];
   size_t request_len = fread(request, 1, sizeof request, f);
+  int longer = fgetc(f) != EOF;
   fclose(f);
+  if (longer) {
+    fprintf(stderr, "open-loop: the request is over %zu bytes\n", sizeof request);
+    return 2;
+  }
   double rate = atof(argv[3]), warmup = atof(argv[4]), duration = atof(argv[5]);
   int max_conns = atoi(argv[6]);
   double timeout_us = atof(argv[7]) * 1000;
@@ -231,13 +241,15 @@ int main(int argc, char **argv) {
       c->index = next;
       c->sent = now_us();
       c->first = 0;
+      c->close_after = 0;
       c->tail_len = 0;
       c->len = 0;
       c->lag = c->sent - (start + next * period);
       if (c->state == IDLE) {
         // Small requests go out whole on a connected socket with room.
-        if (write(c->fd, request, request_len) != (ssize_t)request_len) {
-          fail(next, warm, "write: %s", strerror(errno));
+        ssize_t w = write(c->fd, request, request_len);
+        if (w != (ssize_t)request_len) {
+          fail(next, warm, "write: %s", w < 0 ? strerror(errno) : "the request did not fit the socket buffer");
           drop(c, ep);
         } else {
           c->state = HEAD;
@@ -264,6 +276,12 @@ int main(int argc, char **argv) {
     if (wait < 0) wait = 0;
     struct timespec timeout = {.tv_sec = (time_t)(wait / 1e6), .tv_nsec = (long)((wait - (time_t)(wait / 1e6) * 1e6) * 1e3)};
     int n = epoll_pwait2(ep, events, 64, &timeout, NULL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // ENOSYS: a kernel before 5.11.
+      perror("open-loop: epoll_pwait2");
+      return 2;
+    }
     double arrived = now_us();
     for (int e = 0; e < n; e++) {
       struct conn *c = events[e].data.ptr;
@@ -271,8 +289,9 @@ int main(int argc, char **argv) {
         int err = 0;
         socklen_t len = sizeof err;
         getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
-        if (err != 0 || write(c->fd, request, request_len) != (ssize_t)request_len) {
-          fail(c->index, warm, "connect: %s", strerror(err != 0 ? err : errno));
+        ssize_t w = err == 0 ? write(c->fd, request, request_len) : -1;
+        if (w != (ssize_t)request_len) {
+          fail(c->index, warm, "%s: %s", err != 0 ? "connect" : "write", err != 0 ? strerror(err) : w < 0 ? strerror(errno) : "the request did not fit the socket buffer");
           drop(c, ep);
           in_flight--;
           continue;
@@ -286,8 +305,9 @@ int main(int argc, char **argv) {
         ssize_t r = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
         if (r < 0 && (errno == EAGAIN || errno == EINTR)) break;
         if (r <= 0) {
-          // Closed by the target: the end of a reply without a length, else a failure.
-          if (c->state == UNTIL_CLOSE) goto complete;
+          // Closed by the target: the end of a reply without a length, else a failure (a reset
+          // ends no reply).
+          if (r == 0 && c->state == UNTIL_CLOSE) goto complete;
           if (c->state != IDLE) {
             fail(c->index, warm, "connection closed mid-reply");
             in_flight--;
@@ -317,7 +337,7 @@ int main(int argc, char **argv) {
             recorded++;
           }
         }
-        if (c->state == UNTIL_CLOSE) drop(c, ep);
+        if (c->state == UNTIL_CLOSE || c->close_after) drop(c, ep);
         else c->state = IDLE;
         break;
       }

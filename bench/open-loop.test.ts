@@ -4,13 +4,15 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { startMockUpstream } from './mock-upstream.ts';
-import { parseOpenLoopOutput, rawRequest, runOpenLoopProcess, type OpenLoopSpec } from './open-loop.ts';
+import { chmodSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { openLoopBinary, parseOpenLoopOutput, rawRequest, runOpenLoopProcess, type OpenLoopSpec } from './open-loop.ts';
 import { CHAT_PATH, REQUEST_JSON, REQUEST_SSE } from './workload.ts';
 
 const run = (spec: OpenLoopSpec) => runOpenLoopProcess(spec, null);
 
-/** A raw TCP server answering every request with `reply(n)` (the n-th request), written in the given pieces. */
-async function rawServer(reply: (n: number) => string[]): Promise<{ port: number; close(): void }> {
+/** A raw TCP server answering every request with `reply(n)` (the n-th request), written in the given pieces, `gapMs` apart. */
+async function rawServer(reply: (n: number) => string[], gapMs = 3): Promise<{ port: number; close(): void }> {
   let n = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -31,9 +33,11 @@ async function rawServer(reply: (n: number) => string[]): Promise<{ port: number
         // Each piece its own write, a few ms apart: the generator must join them.
         pieces.forEach((piece, i) =>
           setTimeout(() => {
+            if (!socket.writable) return;
             if (piece === 'CLOSE') socket.end();
+            else if (piece === 'RESET') socket.resetAndDestroy();
             else socket.write(piece);
-          }, i * 3),
+          }, i * gapMs),
         );
       }
     });
@@ -148,6 +152,25 @@ test('replies in pieces: a length, chunks split anywhere, a body that ends with 
   }
 });
 
+test('a reply that closes its connection (Connection: close, HTTP/1.0) is whole, and the next request takes another; a reset body is a failure', async () => {
+  const closing = await rawServer((n) => [n % 2 === 0 ? 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}' : 'HTTP/1.0 200 OK\r\ncontent-length: 2\r\n\r\n{}', 'CLOSE'], 10);
+  try {
+    // 2,000 a second: the next request is due before the server's close has arrived.
+    const r = await run({ url: `http://127.0.0.1:${closing.port}/`, body: '{}', stream: false, rate: 2000, warmupSec: 0, durationSec: 0.5, maxInFlight: 16 });
+    assert.deepEqual([r.ok + r.dropped, r.errors], [1000, 0], String(r.firstError));
+  } finally {
+    closing.close();
+  }
+  const resetting = await rawServer(() => ['HTTP/1.1 200 OK\r\n\r\npartial body', 'RESET']);
+  try {
+    const r = await run({ url: `http://127.0.0.1:${resetting.port}/`, body: '{}', stream: false, rate: 50, warmupSec: 0, durationSec: 0.2 });
+    assert.deepEqual([r.ok, r.errors], [0, 10], 'a body cut by a reset is no reply');
+    assert.equal(r.firstError, 'connection closed mid-reply');
+  } finally {
+    resetting.close();
+  }
+});
+
 test('the request goes out as given: method, path, host, headers, length, body', () => {
   const raw = rawRequest(new URL('http://127.0.0.1:8080/v1/chat/completions?x=1'), { url: '', body: '{"é":1}', headers: { authorization: 'Bearer k' }, stream: false, rate: 1, warmupSec: 0, durationSec: 1 });
   assert.equal(
@@ -168,6 +191,19 @@ test('the output parses into a result; anything else is refused', () => {
 test('refuses anything but loopback and unbounded runs', async () => {
   await assert.rejects(run({ url: 'http://example.com/', body: '', stream: false, rate: 1, warmupSec: 0, durationSec: 1 }), /127\.0\.0\.1/);
   await assert.rejects(run({ url: 'http://127.0.0.1:1/', body: '', stream: false, rate: 1, warmupSec: 0, durationSec: 1e6 }), /durationSec/);
+});
+
+test('the binary is built once into a directory of this user alone, and refused from one others can write to', () => {
+  const binary = openLoopBinary();
+  assert.equal(openLoopBinary(), binary, 'built once');
+  const dir = dirname(binary);
+  chmodSync(dir, 0o777);
+  try {
+    assert.throws(() => openLoopBinary(), /is not this user's alone/);
+  } finally {
+    chmodSync(dir, 0o700);
+  }
+  assert.equal(openLoopBinary(), binary);
 });
 
 test('mock answers 404 off the chat path', async () => {

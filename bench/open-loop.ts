@@ -13,7 +13,7 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { summarize, type LatencySummary } from './stats.ts';
@@ -60,10 +60,17 @@ const SOURCE = join(import.meta.dirname, 'open-loop.c');
 /** The generator's binary, built from open-loop.c on first use (and again when the source changes). */
 export function openLoopBinary(): string {
   const source = readFileSync(SOURCE);
-  const dir = join(tmpdir(), `tollgate-open-loop-${createHash('sha256').update(source).digest('hex').slice(0, 16)}`);
+  const uid = process.getuid?.() ?? 0;
+  // This user's own directory: a binary another user could have put there is never run.
+  const dir = join(tmpdir(), `tollgate-open-loop-${uid}-${createHash('sha256').update(source).digest('hex').slice(0, 16)}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const binary = join(dir, 'open-loop');
+  for (const path of [dir, binary]) {
+    if (path === binary && !existsSync(binary)) continue;
+    const st = lstatSync(path);
+    if (st.isSymbolicLink() || st.uid !== uid || (st.mode & 0o022) !== 0) throw new Error(`open-loop: ${path} is not this user's alone; remove it`);
+  }
   if (existsSync(binary)) return binary;
-  mkdirSync(dir, { recursive: true });
   // Built beside its final name and renamed, so a concurrent build never runs half a file.
   const building = `${binary}.${process.pid}`;
   try {
