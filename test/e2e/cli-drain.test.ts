@@ -88,6 +88,19 @@ async function exitWithin(gw: Gateway, ms: number): Promise<{ code: number | nul
   }
 }
 
+/** Stops reading the gateway's stderr, then sends `count` requests to an unrouted path: one 404 access line each. */
+async function logUnread(gw: Gateway, count: number): Promise<void> {
+  gw.proc.stderr!.pause();
+  for (let i = 0; i < count; i += 16) {
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        const res = await fetch(`${gw.proxyUrl}/nowhere`);
+        await res.arrayBuffer();
+      }),
+    );
+  }
+}
+
 /** A fresh connection's GET (no keep-alive reuse), as a load balancer's health check makes it. */
 async function probe(gw: Gateway, path: string): Promise<{ status: number; body: string }> {
   const res = await fetch(`${gw.proxyUrl}${path}`, { headers: { connection: 'close' } });
@@ -340,18 +353,9 @@ describe('graceful shutdown', { concurrency: true }, () => {
   test('a log reader that stopped reading does not keep the process from exiting once drained', async (t) => {
     const gw = await start({ min_drain_secs: 0 });
     t.after(() => gw.stop());
-    // Megabytes of access lines (unrouted paths: 404, one line each) into a stderr nobody reads:
-    // the last batches wait for room in the pipe, which would keep the event loop (and, at exit, a
-    // blocking write) waiting for good.
-    gw.proc.stderr!.pause();
-    for (let i = 0; i < 4000; i += 16) {
-      await Promise.all(
-        Array.from({ length: 16 }, async (_, j) => {
-          const res = await fetch(`${gw.proxyUrl}/nowhere/${i + j}/${'x'.repeat(200)}`);
-          await res.arrayBuffer();
-        }),
-      );
-    }
+    // Megabytes of access lines into a stderr nobody reads: the last batches wait for room in the
+    // pipe, which would keep the event loop (and, at exit, a blocking write) waiting for good.
+    await logUnread(gw, 4000);
     const unread = gw.stderrText().length;
     assert.ok(unread < 1_000_000, `the reader was stalled (${unread} bytes read)`);
     const at = Date.now();
@@ -365,15 +369,7 @@ describe('graceful shutdown', { concurrency: true }, () => {
   test('a log reader that is slow but reading gets every line before the process exits', async (t) => {
     const gw = await start({ min_drain_secs: 0 });
     t.after(() => gw.stop());
-    gw.proc.stderr!.pause();
-    for (let i = 0; i < 2000; i += 16) {
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          const res = await fetch(`${gw.proxyUrl}/nowhere`);
-          await res.arrayBuffer();
-        }),
-      );
-    }
+    await logUnread(gw, 2000);
     gw.signal('SIGTERM');
     // One read every 800 ms: the ~0.5 MB the pipe could not hold take several seconds, longer than
     // the exit would wait for a reader that takes nothing.
