@@ -64,13 +64,16 @@ export function openLoopBinary(): string {
   // This user's own directory: a binary another user could have put there is never run.
   const dir = join(tmpdir(), `tollgate-open-loop-${uid}-${createHash('sha256').update(source).digest('hex').slice(0, 16)}`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const binary = join(dir, 'open-loop');
-  for (const path of [dir, binary]) {
-    if (path === binary && !existsSync(binary)) continue;
+  const ownedAlone = (path: string): void => {
     const st = lstatSync(path);
     if (st.isSymbolicLink() || st.uid !== uid || (st.mode & 0o022) !== 0) throw new Error(`open-loop: ${path} is not this user's alone; remove it`);
+  };
+  ownedAlone(dir);
+  const binary = join(dir, 'open-loop');
+  if (existsSync(binary)) {
+    ownedAlone(binary);
+    return binary;
   }
-  if (existsSync(binary)) return binary;
   // Built beside its final name and renamed, so a concurrent build never runs half a file.
   const building = `${binary}.${process.pid}`;
   try {
