@@ -193,7 +193,8 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
           time = event.occurred_at;
           options.usage.emit(event, usageRequest(ctx));
         }
-        reportRequest(ctx, sinks, time);
+        if (ctx.deferReport === undefined) reportRequest(ctx, sinks, time);
+        else ctx.deferReport((at) => reportRequest(ctx, sinks, at));
       } catch (err) {
         options.logger.error({ request_id: ctx.requestId, err: err instanceof Error ? err.message : String(err) }, 'request finalize failed');
       }

@@ -97,6 +97,13 @@ export class RequestContext {
   sendTimeoutMs = 0;
   /** Set for requests that must not be access-logged (health probes). */
   quiet = false;
+  /**
+   * Set by a handler whose request is decided after the response closes (a pass-through answer
+   * whose body is still being decoded for its usage): the finalize hands it the report (access
+   * line and metrics), to be run once the request's recorded status and tokens are known, with
+   * the usage event's timestamp.
+   */
+  deferReport: ((report: (time?: string) => void) => void) | undefined = undefined;
   /** Request and response content for `content_mode: full` exporters; undefined when none wants it. */
   capture: ContentCapture | undefined = undefined;
 

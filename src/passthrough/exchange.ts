@@ -11,7 +11,7 @@ import type { CompiledRoute } from './compile-routes.ts';
 import { errorEnvelope, type PassthroughError } from './errors.ts';
 import type { FinalOutcome, ResponseFailure } from './hooks.ts';
 import type { RequestShape } from './request-shape.ts';
-import { IN_BAND_MESSAGE, type EventStreamTap } from './stream-tap.ts';
+import { IN_BAND_MESSAGE } from './stream-tap.ts';
 import type { TokenCounts } from './token-counts.ts';
 import { passthroughUsageEvent } from './usage-event.ts';
 
@@ -31,10 +31,11 @@ export class PassthroughExchange {
   dispatched = false;
   stream = false;
   tokens: TokenCounts | undefined = undefined;
-  /** The event-stream tap, whose in-band error decides the recorded status. */
-  tap: EventStreamTap | undefined = undefined;
 
-  /** The recorded status when it is not the one sent (a stream or body the gateway had to end). */
+  /**
+   * The recorded status when it is not the one sent (a stream or body the gateway had to end, an
+   * in-band error event): the first such ending decides.
+   */
   private endStatus: number | undefined = undefined;
   private errorClass: string | null = null;
   private errorMessage: string | null = null;
@@ -45,12 +46,19 @@ export class PassthroughExchange {
   onFinalizeError: (err: unknown) => void = () => {};
   private endHandler: ((failure: ResponseFailure) => void) | undefined = undefined;
   private pendingEnd: ResponseFailure | undefined = undefined;
+  /** The proxy's access line and metrics, run with the usage event (see finalize). */
+  private report: ((time?: string) => void) | undefined = undefined;
 
   constructor(ctx: RequestContext, route: CompiledRoute, host: string, usage: UsageSink) {
     this.ctx = ctx;
     this.route = route;
     this.host = host;
     this.usage = usage;
+    // The access line and the metrics wait for what the usage event waits for (a compressed
+    // body's tokens or in-band error, decoded on the side), so the three records agree.
+    ctx.deferReport = (report) => {
+      this.report = report;
+    };
   }
 
   /** The first failure names the request's error (usage error_class, access-log error_kind). */
@@ -62,18 +70,31 @@ export class PassthroughExchange {
     this.ctx.fail(errorClass, message);
   }
 
-  /** A stream or body ended by the gateway after its head: record `status`, not the one sent. */
+  /**
+   * A stream or body ended after its head: record `status`, not the one sent, in every record of
+   * the request (the first such ending decides).
+   */
   record(status: number, errorClass: string, message: string): void {
-    this.endStatus ??= status;
+    if (this.endStatus === undefined) {
+      this.endStatus = status;
+      this.ctx.status = status;
+    }
     this.fail(errorClass, message);
+  }
+
+  /** The upstream sent an in-band error event: its status is recorded unless a failure came first. */
+  inBand(status: number): void {
+    if (this.errorClass === null) this.record(status, 'upstream_in_band', IN_BAND_MESSAGE);
   }
 
   /**
    * The caller is gone (recorded 499): it left, with `message` saying when, or the gateway cut it
-   * for not reading (the context then already holds that reason).
+   * for not reading (the context then already holds that reason). A failure recorded before
+   * (an upstream error status or in-band error the caller was reading) stays the record.
    */
   callerLeft(message: string): void {
     const ctx = this.ctx;
+    if (this.errorClass !== null && (this.endStatus !== undefined || ctx.status !== 0)) return;
     this.record(499, 'client_disconnected', ctx.errorKind === 'client_disconnected' && ctx.errorMessage !== undefined ? ctx.errorMessage : message);
   }
 
@@ -161,8 +182,6 @@ export class PassthroughExchange {
 
   private recordedStatus(): number {
     if (this.endStatus !== undefined) return this.endStatus;
-    const inBand = this.tap?.inBandError;
-    if (inBand !== undefined) return inBand.status;
     return this.ctx.status === 0 ? 499 : this.ctx.status;
   }
 
@@ -184,8 +203,6 @@ export class PassthroughExchange {
     } else if (this.ctx.errorKind === 'request_timeout') this.record(408, 'request_timeout', this.ctx.errorMessage ?? 'request timed out');
     else if (this.ctx.clientDisconnected) this.callerLeft('client disconnected before the response finished');
     const emit = (): void => {
-      const inBand = this.tap?.inBandError;
-      if (inBand !== undefined && this.endStatus === undefined) this.fail('upstream_in_band', IN_BAND_MESSAGE);
       const outcome = this.outcome();
       for (const release of this.releases) {
         try {
@@ -193,6 +210,22 @@ export class PassthroughExchange {
         } catch {
           // A failing release must not cost the usage event.
         }
+      }
+      const ctx = this.ctx;
+      const time = isoTime();
+      // The access line and the metrics say what the usage event says.
+      ctx.status = outcome.status;
+      if (this.errorClass !== null) {
+        ctx.errorKind = this.errorClass;
+        ctx.errorMessage = this.errorMessage ?? undefined;
+      }
+      const report = this.report;
+      this.report = undefined;
+      try {
+        report?.(time);
+      } catch (err) {
+        // A failing report must not cost the usage event.
+        this.onFinalizeError(err);
       }
       const credential = this.route.credential;
       this.usage.emit(passthroughUsageEvent({
@@ -214,7 +247,7 @@ export class PassthroughExchange {
         upstreamEndMs: this.ctx.upstreamEndMs,
         downstreamFirstByteMs: this.ctx.downstreamFirstByteMs,
         clientIdentity: this.clientIdentity,
-      }, isoTime()), usageRequest(this.ctx, this.route.authHeader));
+      }, time), usageRequest(this.ctx, this.route.authHeader));
     };
     if (this.pending.length === 0) emit();
     else void Promise.all(this.pending).then(emit, emit).catch(this.onFinalizeError);

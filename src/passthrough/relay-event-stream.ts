@@ -14,7 +14,7 @@ import { errorFrame, passthroughError } from './errors.ts';
 import type { PassthroughExchange } from './exchange.ts';
 import type { ResponseFailure, ResponseFilter } from './hooks.ts';
 import { relayedResponseHeaders } from './response-headers.ts';
-import { EventStreamTap, IN_BAND_MESSAGE } from './stream-tap.ts';
+import { EventStreamTap } from './stream-tap.ts';
 import { createTapDecoder } from './tap-decoder.ts';
 import type { UpstreamResponse } from '../http/upstream.ts';
 
@@ -32,7 +32,9 @@ export function relayEventStream(
   const ctx = x.ctx;
   const status = response.statusCode ?? 502;
   const tap = new EventStreamTap(x.shape);
-  x.tap = tap;
+  // Recorded when the event is read (on the side, for a compressed stream), not at stream end: a
+  // caller that leaves at the error frame must not turn the row into a 499.
+  tap.onInBandError = (e) => x.inBand(e.status);
   x.stream = true;
   ctx.stream = true;
   const decoder = createTapDecoder(response.headers['content-encoding'], (chunk) => tap.push(chunk));
@@ -78,7 +80,6 @@ export function relayEventStream(
         x.answerError(e, failure.errorClass);
       } else {
         x.record(e.status, failure.errorClass, e.message);
-        ctx.status = e.status;
         writeChunk(ctx, errorFrame(e));
         endStream(ctx);
       }
@@ -130,11 +131,6 @@ export function relayEventStream(
       stop();
       if (!started) start();
       settleTap();
-      const inBand = tap.inBandError;
-      if (inBand !== undefined) {
-        ctx.status = inBand.status;
-        x.fail('upstream_in_band', IN_BAND_MESSAGE);
-      }
       endStream(ctx);
       resolve();
     });

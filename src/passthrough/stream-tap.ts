@@ -46,6 +46,8 @@ function topLevelObject(data: string, key: string): unknown {
 export class EventStreamTap {
   usage: TokenCounts | undefined = undefined;
   inBandError: InBandError | undefined = undefined;
+  /** Called once, when the first in-band error event is read. */
+  onInBandError: ((error: InBandError) => void) | undefined = undefined;
   private readonly modelShape: boolean;
   private readonly lines = new SseLineSplitter();
   private readonly events = new SseEventAssembler();
@@ -117,5 +119,6 @@ export class EventStreamTap {
     }
     if (err === undefined) return;
     this.inBandError = { status: inBandErrorStatus(err) };
+    this.onInBandError?.(this.inBandError);
   }
 }
