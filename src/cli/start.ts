@@ -258,15 +258,18 @@ async function startAdmin(config: GatewayConfig, status: () => { generation: num
 }
 
 /**
- * `/status/models`: per-target health (cooldowns, failures, in-flight, latency) by model. A group
- * target served by a wildcard model is keyed `<model id>#<upstream model>`: its row names the
- * wildcard model and the upstream model it resolved to.
+ * `/status/models`: per-target health (cooldowns, failures, in-flight, latency) of every target
+ * the serving configuration routes to, whether or not it has had traffic (a group is not a target:
+ * its members are). A group target served by a wildcard model is keyed `<model id>#<upstream
+ * model>`: its row names the wildcard model and the upstream model it resolved to.
  */
 function modelStatus(health: HealthTracker, snapshots: SnapshotHolder) {
   const current = snapshots.current;
   const targets = current === undefined ? undefined : healthTargets(current);
+  const keys: string[] = [];
+  if (targets !== undefined) for (const [key, t] of targets) if (!t.group) keys.push(key);
   return {
-    models: health.snapshot().map((row) => {
+    models: health.snapshot(keys).map((row) => {
       const t = targets?.get(row.key);
       return { model: t?.model ?? null, upstream_model: t?.upstreamModel ?? null, ...row };
     }),

@@ -26,6 +26,8 @@ const RESOURCES = (mockUrl: string) => ({
   models: [
     { display_name: 'oa', provider: 'openai', model_name: 'oa-up', provider_key: 'oa-key' },
     { display_name: 'an', provider: 'anthropic', model_name: 'an-up', provider_key: 'an-key' },
+    // Never called: /status/models lists it all the same.
+    { display_name: 'idle', provider: 'openai', model_name: 'idle-up', provider_key: 'oa-key' },
   ],
   api_keys: [{ display_name: 'caller', key_env: 'E2E_METRICS_KEY', allowed_models: ['oa', 'an'], team_id: 'blue-team', user_name: 'ann' }],
   // Never reached: it is here so that the caller's requests carry a policy name.
@@ -229,10 +231,21 @@ test('/status/config: source, revision, hash, applied time; a rejected reload li
   assert.ok(sum(samples, 'tollgate_config_last_reload_success_timestamp_seconds') > 1_600_000_000);
 });
 
-test('/status/models still answers per-target health', async () => {
+test('/status/models: a row for every model, one never called included', async () => {
   const res = await fetch(`${gw.metricsUrl}/status/models`);
   assert.equal(res.status, 200);
-  assert.ok(Array.isArray(((await res.json()) as any).models));
+  const rows: any[] = ((await res.json()) as any).models;
+  const names = rows.map((r) => r.model);
+  for (const m of ['an', 'idle', 'oa']) assert.ok(names.includes(m), `${m} in ${JSON.stringify(names)}`);
+  const idle = rows.find((r) => r.model === 'idle');
+  assert.deepEqual(
+    { ...idle, key: undefined },
+    {
+      model: 'idle', upstream_model: 'idle-up', key: undefined, state: 'healthy', in_flight: 0, latency_ewma_ms: null,
+      consecutive_failures: 0, cooling_down_until: null, unhealthy: false, last_error: null, last_error_at: null,
+    },
+  );
+  assert.ok(rows.find((r) => r.model === 'oa').latency_ewma_ms > 0, 'the called model has its latency');
 });
 
 test('heap diagnostics on the debug listener: statistics by default, a V8 snapshot on request', async () => {

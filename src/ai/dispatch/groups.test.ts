@@ -94,8 +94,9 @@ test('health targets name the model of each key: a wildcard target its model and
   const snapshot = snapshotOf(YAML);
   const targets = healthTargets(snapshot);
   const id = (name: string) => snapshot.resolveModel(name)!.entry.id;
-  assert.deepEqual(targets.get(`${id('w-x')}#x`), { model: 'w-*', upstreamModel: 'x' });
-  assert.deepEqual(targets.get(id('w-x')), { model: 'w-*', upstreamModel: null });
-  assert.deepEqual(targets.get(id('a')), { model: 'a', upstreamModel: 'up-a' });
-  assert.deepEqual(targets.get(id('outer')), { model: 'outer', upstreamModel: null });
+  assert.deepEqual(targets.get(`${id('w-x')}#x`), { model: 'w-*', upstreamModel: 'x', group: false });
+  assert.deepEqual(targets.get(id('w-x')), { model: 'w-*', upstreamModel: null, group: false });
+  assert.deepEqual(targets.get(id('a')), { model: 'a', upstreamModel: 'up-a', group: false });
+  // A group's own key names no target (its members are the targets).
+  assert.deepEqual(targets.get(id('outer')), { model: 'outer', upstreamModel: null, group: true });
 });

@@ -110,6 +110,8 @@ export interface HealthTarget {
   readonly model: string;
   /** The upstream model a request under this key goes to; null for a direct wildcard model. */
   readonly upstreamModel: string | null;
+  /** The key of a group model itself: it names no target (its members are the targets). */
+  readonly group: boolean;
 }
 
 /**
@@ -125,11 +127,11 @@ export function healthTargets(snapshot: Snapshot): ReadonlyMap<string, HealthTar
   for (const m of snapshot.resources.models) {
     const entry = snapshot.resolveModel(m.display_name)?.entry;
     const direct = entry !== undefined && entry.kind === 'direct' && !entry.glob.wildcard;
-    targets.set(m.id, { model: m.display_name, upstreamModel: direct ? entry.modelName ?? entry.name : null });
+    targets.set(m.id, { model: m.display_name, upstreamModel: direct ? entry.modelName ?? entry.name : null, group: entry?.kind === 'group' });
     if (entry === undefined || entry.id !== m.id || entry.kind !== 'group') continue;
     const flat: GroupTarget[] = [];
     flatten(snapshot, entry, 0, {}, undefined, new Set(), flat);
-    for (const t of flat) targets.set(t.key, { model: t.entry.name, upstreamModel: t.upstreamModel });
+    for (const t of flat) targets.set(t.key, { model: t.entry.name, upstreamModel: t.upstreamModel, group: false });
   }
   healthTargetsBySnapshot.set(snapshot, targets);
   return targets;

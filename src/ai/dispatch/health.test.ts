@@ -194,3 +194,26 @@ test('retain forgets removed targets unless requests are in flight', () => {
   h.retain(new Set(['keep']));
   assert.deepEqual(h.snapshot().map((r) => r.key), ['busy', 'keep']);
 });
+
+test('snapshot(keys): a row for every listed target, idle ones healthy, and tracked ones besides', () => {
+  const h = new HealthTracker({ now: clock().now });
+  h.recordFailure('used', { errorClass: 'transport' }, defaults);
+  h.start('removed-in-flight');
+  const rows = h.snapshot(['untouched', 'used', 'untouched']);
+  assert.deepEqual(rows.map((r) => r.key), ['removed-in-flight', 'untouched', 'used']);
+  assert.deepEqual(rows[1], {
+    key: 'untouched',
+    state: 'healthy',
+    in_flight: 0,
+    latency_ewma_ms: null,
+    consecutive_failures: 0,
+    cooling_down_until: null,
+    unhealthy: false,
+    last_error: null,
+    last_error_at: null,
+  });
+  assert.equal(rows[2].consecutive_failures, 1);
+  assert.equal(rows[0].in_flight, 1);
+  // Listing a target does not start tracking it.
+  assert.deepEqual(h.snapshot().map((r) => r.key), ['removed-in-flight', 'used']);
+});

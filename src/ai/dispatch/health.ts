@@ -237,24 +237,39 @@ export class HealthTracker implements HealthReader {
     }
   }
 
-  /** Per-target status view, sorted by key. */
-  snapshot(): TargetHealthRow[] {
+  /**
+   * Per-target status view, sorted by key: a row for each of `keys` (the targets the serving
+   * configuration can route to; one that has had no traffic yet reads healthy and idle) and for
+   * every target tracked besides (one a reload removed, still in flight).
+   */
+  snapshot(keys: Iterable<string> = []): TargetHealthRow[] {
     const now = this.now();
     const rows: TargetHealthRow[] = [];
-    for (const [key, e] of this.#entries) {
-      const n = e.consecutiveFailures;
-      rows.push({
-        key,
-        state: n >= DOWN_AFTER_FAILURES ? 'down' : n >= DEGRADED_AFTER_FAILURES ? 'degraded' : 'healthy',
-        in_flight: e.inFlight,
-        latency_ewma_ms: e.latencyEwmaMs === undefined ? null : Math.round(e.latencyEwmaMs * 10) / 10,
-        consecutive_failures: n,
-        cooling_down_until: e.coolingUntil > now ? new Date(e.coolingUntil).toISOString() : null,
-        unhealthy: e.unhealthy,
-        last_error: e.lastError,
-        last_error_at: e.lastError === null ? null : new Date(e.lastErrorAt).toISOString(),
-      });
+    const listed = new Set<string>();
+    for (const key of keys) {
+      if (listed.has(key)) continue;
+      listed.add(key);
+      rows.push(healthRow(key, this.#entries.get(key) ?? IDLE, now));
     }
+    for (const [key, e] of this.#entries) if (!listed.has(key)) rows.push(healthRow(key, e, now));
     return rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
+}
+
+/** A target no attempt has gone to yet. */
+const IDLE: Entry = Object.freeze(newEntry());
+
+function healthRow(key: string, e: Entry, now: number): TargetHealthRow {
+  const n = e.consecutiveFailures;
+  return {
+    key,
+    state: n >= DOWN_AFTER_FAILURES ? 'down' : n >= DEGRADED_AFTER_FAILURES ? 'degraded' : 'healthy',
+    in_flight: e.inFlight,
+    latency_ewma_ms: e.latencyEwmaMs === undefined ? null : Math.round(e.latencyEwmaMs * 10) / 10,
+    consecutive_failures: n,
+    cooling_down_until: e.coolingUntil > now ? new Date(e.coolingUntil).toISOString() : null,
+    unhealthy: e.unhealthy,
+    last_error: e.lastError,
+    last_error_at: e.lastError === null ? null : new Date(e.lastErrorAt).toISOString(),
+  };
 }
