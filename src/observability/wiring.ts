@@ -3,6 +3,7 @@
 // exporters of the current resources) and the hooks that keep them in step with reloads.
 // The composition root (cli/start.ts) calls this once.
 import { createHash } from 'node:crypto';
+import { stringify as canonicalJson } from 'safe-stable-stringify';
 import type { GatewayConfig } from '../config/schema.ts';
 import type { Logger } from './logger.ts';
 import { Metrics } from './metrics.ts';
@@ -77,7 +78,8 @@ export function observabilitySinks(
     usage,
     exporters,
     applied(resources) {
-      hash = `sha256:${createHash('sha256').update(JSON.stringify(resources)).digest('hex')}`;
+      // Keys sorted at every level: the same resources written in another order hash alike.
+      hash = `sha256:${createHash('sha256').update(canonicalJson(resources) ?? '').digest('hex')}`;
       metrics.configLastReloadSuccessTimestamp.set(Date.now() / 1000);
       const otlp: OtlpExporterConfig[] = [];
       for (const r of resources.observability_exporters) {
