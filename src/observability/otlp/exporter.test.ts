@@ -274,6 +274,41 @@ describe('delivery', () => {
     assert.equal(hooks.exportedCount, 1);
   });
 
+  test('Retry-After is waited for in full, beyond the backoff cap', async () => {
+    rx.script({ status: 503, headers: { 'retry-after': '1' } });
+    const ex = new OtlpHttpExporter({ name: 'rx', endpoint: rx.url, headers: {}, sampleRate: 1 }, recorder(), FAST);
+    ex.emit(event());
+    void ex.kick();
+    await rx.waitForRequests(1);
+    const first = Date.now();
+    await rx.waitForRequests(2);
+    assert.ok(Date.now() - first >= 900, `retried after ${Date.now() - first} ms, not the 1 s asked for`);
+    await ex.close();
+  });
+
+  test('Retry-After: 0 does not hurry a retry past the backoff', async () => {
+    rx.script({ status: 429, headers: { 'retry-after': '0' } });
+    const ex = new OtlpHttpExporter({ name: 'rx', endpoint: rx.url, headers: {}, sampleRate: 1 }, recorder(), { ...FAST, initialBackoffMs: 400, maxBackoffMs: 400 });
+    ex.emit(event());
+    void ex.kick();
+    await rx.waitForRequests(1);
+    const first = Date.now();
+    await rx.waitForRequests(2);
+    assert.ok(Date.now() - first >= 180, `retried after ${Date.now() - first} ms, inside the 200-400 ms backoff`);
+    await ex.close();
+  });
+
+  test('a Retry-After beyond the retry budget drops the batch at once: retry_budget_exhausted', async () => {
+    rx.script({ status: 503, headers: { 'retry-after': '120' } });
+    const hooks = recorder();
+    const ex = new OtlpHttpExporter({ name: 'rx', endpoint: rx.url, headers: {}, sampleRate: 1 }, hooks, { ...FAST, retryBudgetMs: 5_000 });
+    ex.emit(event());
+    await ex.kick();
+    await ex.close();
+    assert.equal(rx.received.length, 1);
+    assert.deepEqual(hooks.drops, [['retry_budget_exhausted', 1]]);
+  });
+
   test('400 drops the batch at once as permanent_error', async () => {
     rx.script(400);
     const hooks = recorder();

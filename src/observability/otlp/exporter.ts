@@ -390,7 +390,9 @@ export class OtlpHttpExporter {
       const backoff = Math.min(this.tuning.maxBackoffMs, this.tuning.initialBackoffMs * 2 ** (attempt - 1));
       const jittered = backoff / 2 + Math.random() * (backoff / 2);
       const now = Date.now();
-      const delay = Math.min(this.tuning.maxBackoffMs, retryAfterMs(retryAfter, now) ?? jittered);
+      // A collector's Retry-After is waited for in full, past the backoff's cap too (the budget
+      // still bounds it); one shorter than the backoff, 0 included, does not hurry the retry.
+      const delay = Math.max(jittered, retryAfterMs(retryAfter, now) ?? 0);
       if (this.closed) {
         // Closing gives each batch one attempt; the budget is not what ran out.
         this.hooks.dropped(name, 'exporter_closed', count);
