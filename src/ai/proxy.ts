@@ -72,15 +72,16 @@ interface Route {
   readonly allow: string;
   /** The protocol whose error envelope the route answers in. */
   readonly codec: CallerCodec;
+  /** A health probe: never access-logged or counted. */
+  readonly probe: boolean;
 }
 
-function route(handlers: Record<string, Handler>, codec: CallerCodec = openAIChatCodec): Route {
-  return { methods: new Map(Object.entries(handlers)), allow: Object.keys(handlers).join(', '), codec };
+function route(handlers: Record<string, Handler>, codec: CallerCodec = openAIChatCodec, probe = false): Route {
+  return { methods: new Map(Object.entries(handlers)), allow: Object.keys(handlers).join(', '), codec, probe };
 }
 
 function probe(kind: 'livez' | 'readyz'): Handler {
   return (ctx, options) => {
-    ctx.quiet = true;
     const { draining, ready } = options.lifecycle;
     const failing = draining ? 'shutting down' : kind === 'readyz' && !ready ? 'no configuration applied' : undefined;
     const headers = { 'x-content-type-options': 'nosniff' };
@@ -90,8 +91,8 @@ function probe(kind: 'livez' | 'readyz'): Handler {
 }
 
 const ROUTES = new Map<string, Route>([
-  ['/livez', route({ GET: probe('livez'), HEAD: probe('livez') })],
-  ['/readyz', route({ GET: probe('readyz'), HEAD: probe('readyz') })],
+  ['/livez', route({ GET: probe('livez'), HEAD: probe('livez') }, openAIChatCodec, true)],
+  ['/readyz', route({ GET: probe('readyz'), HEAD: probe('readyz') }, openAIChatCodec, true)],
   ['/v1/models', route({ GET: listModels, HEAD: listModels })],
   ['/v1/chat/completions', route({ POST: chatCompletions })],
   ['/v1/messages', route({ POST: messages }, anthropicMessagesCodec)],
@@ -223,6 +224,8 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
     }
     const r = matched.route;
     ctx.endpoint = matched.endpoint;
+    // The probe paths are never logged or counted, whatever the method (a 405 included).
+    if (r.probe) ctx.quiet = true;
     if (matched.model !== undefined) ctx.requestedModel = matched.model;
     const codec = r.codec;
     ctx.sdkRequestIdHeader = codec.requestIdHeader;

@@ -175,6 +175,12 @@ test('one access-log line per answered request, 401/403/404/405 included, none f
   for (const [i, path] of ['/livez', '/readyz'].entries()) {
     const res = await request(path, { headers: { 'x-tollgate-request-id': probeIds[i] } });
     assert.equal(await res.text(), 'ok');
+    // The probe paths are never logged, a method they do not take included.
+    const id = `${probeIds[i]}-post`;
+    probeIds.push(id);
+    const refused = await request(path, { method: 'POST', headers: { 'x-tollgate-request-id': id } });
+    await refused.arrayBuffer();
+    assert.equal(refused.status, 405);
   }
   // A last request after the probes: once its line is out, the probes' lines would be too.
   const marker = `${tag}-marker`;
