@@ -15,7 +15,7 @@ test('every field of the usage event is filled; model_id is empty', () => {
     model_id: '', provider: 'openai', provider_key_id: 'pk1', api_key_id: 'k1', status: 200, status_code: 200,
     error_class: null, error_message: null, attempt_kind: 'initial', billable: true, stream: true,
     prompt_tokens: 9, completion_tokens: 4, total_tokens: 13, cached_tokens: 2, cache_creation_tokens: 1, reasoning_tokens: 3,
-    latency_ms: 12.346, ttft_ms: 3.21, passthrough_route_name: 'openai-files', client_identity: 'employee-42',
+    latency_ms: 12.346, ttft_ms: 3.21, passthrough_route_name: 'openai-files', client_identity: 'employee-42', upstream_model: 'gpt-4o',
     downstream_ttft_ms: 3.3, upstream_latency_ms: 9.5, upstream_ttft_ms: 1.71,
   });
 });
@@ -28,6 +28,7 @@ test('no usage: null counts; a total of 0 is stored as null; refusals are not bi
     upstreamSentMs: undefined, upstreamFirstByteMs: undefined, upstreamEndMs: undefined, downstreamFirstByteMs: undefined,
   }, new Date(0).toISOString());
   assert.equal(e.prompt_tokens, null);
+  assert.equal(e.upstream_model, null, 'no model in the body: none named upstream');
   assert.equal(e.total_tokens, null);
   assert.equal(e.ttft_ms, null);
   assert.equal(e.downstream_ttft_ms, null);

@@ -58,6 +58,8 @@ export function passthroughUsageEvent(u: PassthroughUsage, occurredAt: string): 
     ttft_ms: u.upstreamFirstByteMs === undefined ? null : roundMs(u.upstreamFirstByteMs),
     passthrough_route_name: u.routeName,
     client_identity: u.clientIdentity,
+    // The body goes upstream as sent: its model is the one the upstream is asked for.
+    upstream_model: u.requestedModel === '' ? null : u.requestedModel,
     downstream_ttft_ms: u.downstreamFirstByteMs === undefined ? null : roundMs(u.downstreamFirstByteMs),
     upstream_latency_ms: spanMs(u.upstreamSentMs, u.upstreamEndMs),
     upstream_ttft_ms: spanMs(u.upstreamSentMs, u.upstreamFirstByteMs),
