@@ -420,7 +420,7 @@ observability: {metrics: {prometheus: {addr: "::1:9090"}}}
   });
 
   test('proxy.request_id.accept_headers rejects every credential header, in any case', () => {
-    const creds = ['authorization', 'Proxy-Authorization', 'X-API-KEY', 'api-key', 'x-goog-api-key', 'Cookie'];
+    const creds = ['authorization', 'Proxy-Authorization', 'X-API-KEY', 'api-key', 'x-goog-api-key', 'Cookie', 'X-Amz-Security-Token'];
     const result = fromYaml(`proxy: {request_id: {accept_headers: [x-ok, ${creds.join(', ')}]}}\n`);
     assertErrors(
       result,
@@ -432,7 +432,7 @@ observability: {metrics: {prometheus: {addr: "::1:9090"}}}
   });
 
   test('observability.usage_event.request_headers refuses credential headers in any case, and bad names', () => {
-    const creds = ['authorization', 'Proxy-Authorization', 'X-API-KEY', 'api-key', 'x-goog-api-key', 'Cookie'];
+    const creds = ['authorization', 'Proxy-Authorization', 'X-API-KEY', 'api-key', 'x-goog-api-key', 'Cookie', 'X-Amz-Security-Token'];
     assertErrors(fromYaml(`observability: {usage_event: {request_headers: [x-team, ${creds.join(', ')}, "bad name"]}}\n`), [
       ...creds.map((_, i) => `observability.usage_event.request_headers[${i + 1}]: carries credentials and cannot be captured in usage events`),
       `observability.usage_event.request_headers[${creds.length + 1}]: must be a valid HTTP header name`,

@@ -8,6 +8,7 @@
 // `x-message` is an annotation the loader uses as the error text of a failed `pattern`.
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { SECRET_REQUEST_HEADERS } from '../lib/header-rules.ts';
 
 /** Node's timers overflow above 2^31-1 ms (and then fire after 1 ms), so no duration may exceed it. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -21,11 +22,9 @@ export const MAX_URL_REWRITE_PATTERN = 512;
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
-/** Headers that carry credentials: never captured into usage events. */
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie'];
 const anyCase = (s: string): string => [...s].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
 /** Matches any header name except the credential ones, in any letter case. */
-const NOT_CREDENTIAL_HEADER = `^(?!(?:${CREDENTIAL_HEADERS.map(anyCase).join('|')})$)`;
+const NOT_CREDENTIAL_HEADER = `^(?!(?:${SECRET_REQUEST_HEADERS.map(anyCase).join('|')})$)`;
 
 /** Readable name labels of the per-request metric families (observability/metrics.ts). */
 const NAME_LABELS = ['api_key_name', 'team_name', 'provider_key_name', 'policy_name', 'user_name'] as const;

@@ -8,16 +8,10 @@ import { isIpOrCidr, isRedisUrl, parseAddr } from './address.ts';
 import { ConfigSchema, MAX_URL_REWRITE_PATTERN, type GatewayConfig } from './schema.ts';
 import { bucketErrors } from '../lib/buckets.ts';
 import { checkWritable } from '../lib/writable.ts';
+import { SECRET_REQUEST_HEADERS } from '../lib/header-rules.ts';
 
 /** Headers that carry caller credentials: never accepted as a request id source. */
-const CREDENTIAL_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'x-api-key',
-  'api-key',
-  'x-goog-api-key',
-  'cookie',
-]);
+const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(SECRET_REQUEST_HEADERS);
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true });
 ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });

@@ -17,11 +17,16 @@ export const GATEWAY_NAMESPACE = 'x-tollgate-';
 /** Header name prefixes never sent upstream from configuration or a caller: the gateway's own, and an SDK's self-description. */
 export const NEVER_FORWARDED_PREFIXES: readonly string[] = [GATEWAY_NAMESPACE, 'x-stainless-'];
 
+/**
+ * Request headers whose value is a secret: never captured into usage events, never a request id
+ * source (config validation refuses them there, in any letter case).
+ */
+export const SECRET_REQUEST_HEADERS: readonly string[] = [
+  'authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie', 'x-amz-security-token',
+];
+
 /** Credential headers: never set from configuration, never relayed from the caller. */
-export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([
-  'authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie', 'set-cookie',
-  'x-amz-security-token', 'x-amz-date', 'x-amz-content-sha256',
-]);
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set([...SECRET_REQUEST_HEADERS, 'set-cookie', 'x-amz-date', 'x-amz-content-sha256']);
 
 /** W3C trace context headers. */
 export const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
