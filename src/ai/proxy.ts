@@ -74,10 +74,18 @@ interface Route {
   readonly codec: CallerCodec;
   /** A health probe: never access-logged or counted. */
   readonly probe: boolean;
+  /** The usage-event operation of a model-serving route (its requests leave a usage row). */
+  readonly operation: string | undefined;
 }
 
-function route(handlers: Record<string, Handler>, codec: CallerCodec = openAIChatCodec, probe = false): Route {
-  return { methods: new Map(Object.entries(handlers)), allow: Object.keys(handlers).join(', '), codec, probe };
+interface RouteOptions {
+  codec?: CallerCodec;
+  probe?: boolean;
+  operation?: string;
+}
+
+function route(handlers: Record<string, Handler>, { codec = openAIChatCodec, probe = false, operation }: RouteOptions = {}): Route {
+  return { methods: new Map(Object.entries(handlers)), allow: Object.keys(handlers).join(', '), codec, probe, operation };
 }
 
 function probe(kind: 'livez' | 'readyz'): Handler {
@@ -91,12 +99,12 @@ function probe(kind: 'livez' | 'readyz'): Handler {
 }
 
 const ROUTES = new Map<string, Route>([
-  ['/livez', route({ GET: probe('livez'), HEAD: probe('livez') }, openAIChatCodec, true)],
-  ['/readyz', route({ GET: probe('readyz'), HEAD: probe('readyz') }, openAIChatCodec, true)],
+  ['/livez', route({ GET: probe('livez'), HEAD: probe('livez') }, { probe: true })],
+  ['/readyz', route({ GET: probe('readyz'), HEAD: probe('readyz') }, { probe: true })],
   ['/v1/models', route({ GET: listModels, HEAD: listModels })],
-  ['/v1/chat/completions', route({ POST: chatCompletions })],
-  ['/v1/messages', route({ POST: messages }, anthropicMessagesCodec)],
-  ['/v1/messages/count_tokens', route({ POST: countTokens }, anthropicMessagesCodec)],
+  ['/v1/chat/completions', route({ POST: chatCompletions }, { operation: 'chat' })],
+  ['/v1/messages', route({ POST: messages }, { codec: anthropicMessagesCodec, operation: 'messages' })],
+  ['/v1/messages/count_tokens', route({ POST: countTokens }, { codec: anthropicMessagesCodec, operation: 'count_tokens' })],
 ]);
 
 /** `GET /v1/models/{model}`: the one typed route with a parameter (the rest of the path, decoded). */
@@ -234,6 +242,7 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       fail(ctx, codec, new GatewayError('method_not_allowed', `method ${req.method} is not allowed on ${path}`, { headers: { allow: r.allow }, publicCode: null }));
       return;
     }
+    if (r.operation !== undefined) ctx.operation = r.operation;
     let out: Promise<void> | void;
     try {
       out = handler(ctx, options);
@@ -255,7 +264,11 @@ function shed(ctx: RequestContext, url: string, max: number): void {
   const q = local.indexOf('?');
   const path = q < 0 ? local : local.slice(0, q);
   const matched = matchRoute(path);
-  if (matched !== undefined) ctx.endpoint = matched.endpoint;
+  if (matched !== undefined) {
+    ctx.endpoint = matched.endpoint;
+    // A model-serving request refused here still leaves its usage row (the model is not known yet).
+    if (matched.route.methods.has(ctx.req.method ?? 'GET')) ctx.operation = matched.route.operation;
+  }
   const codec = matched?.route.codec ?? openAIChatCodec;
   ctx.sdkRequestIdHeader = codec.requestIdHeader;
   const message = `the gateway is serving its limit of ${max} requests at once; retry later`;

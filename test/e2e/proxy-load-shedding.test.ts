@@ -1,6 +1,6 @@
 // E2E: proxy.max_in_flight_requests (docs/configuration.md). While the proxy listener serves its
 // cap, a new request is refused at once with 503 `overloaded` and `Retry-After: 1`, in the
-// caller's envelope, and logged; health probes are never shed; once requests finish, new ones
+// caller's envelope, logged and given its usage row; health probes are never shed; once requests finish, new ones
 // are served again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -79,6 +79,13 @@ test('past the in-flight cap a request is shed with 503 overloaded; probes still
   assert.equal(line.status, 503);
   assert.equal(line.error_kind, 'overloaded');
   assert.equal(line.path, '/v1/chat/completions');
+  // A model-serving request: refused before its body was read, it still leaves a usage row.
+  const [usage] = await waitForLines(gw, 'usage', (l) => l.request_id === requestId);
+  assert.ok(usage, 'the shed request has a usage row');
+  assert.deepEqual(
+    [usage.operation, usage.status, usage.error_class, usage.error_message, usage.requested_model, usage.billable],
+    ['chat', 503, 'overloaded', line.error, '', false],
+  );
 
   release();
   for (const r of await Promise.all(slow)) assert.equal(r.object, 'chat.completion');

@@ -8,7 +8,6 @@ import type { ProxyOptions } from '../proxy.ts';
 import { serveModel } from './serve.ts';
 
 export async function chatCompletions(ctx: RequestContext, options: ProxyOptions): Promise<void> {
-  ctx.operation = 'chat';
   const snapshot = currentSnapshot(options.snapshots);
   const key = authenticate(ctx, snapshot);
   const request = parseRequest(ctx, await readBody(ctx, options.bodyLimitBytes), parseChatRequest);

@@ -10,7 +10,6 @@ import type { ProxyOptions } from '../proxy.ts';
 import { serveModel } from './serve.ts';
 
 export async function messages(ctx: RequestContext, options: ProxyOptions): Promise<void> {
-  ctx.operation = 'messages';
   const snapshot = currentSnapshot(options.snapshots);
   const key = authenticate(ctx, snapshot);
   const request = parseRequest(ctx, await readBody(ctx, options.bodyLimitBytes), parseMessagesRequest);
@@ -26,7 +25,6 @@ export async function messages(ctx: RequestContext, options: ProxyOptions): Prom
 }
 
 export async function countTokens(ctx: RequestContext, options: ProxyOptions): Promise<void> {
-  ctx.operation = 'count_tokens';
   const snapshot = currentSnapshot(options.snapshots);
   const key = authenticate(ctx, snapshot);
   const request = parseRequest(ctx, await readBody(ctx, options.bodyLimitBytes), parseCountTokensRequest);
