@@ -367,16 +367,19 @@ describe('graceful shutdown', { concurrency: true }, () => {
   });
 
   test('a log reader that is slow but reading gets every line before the process exits', async (t) => {
+    const LINES = 4000;
     const gw = await start({ min_drain_secs: 0 });
     t.after(() => gw.stop());
-    await logUnread(gw, 2000);
+    await logUnread(gw, LINES);
     gw.signal('SIGTERM');
-    // One read every 800 ms: the ~0.5 MB the pipe could not hold take several seconds, longer than
-    // the exit would wait for a reader that takes nothing.
+    // One read every 300 ms: the ~1.5 MB the pipe could not hold take about 7 s, more than the
+    // 3 s from the drain to the exit plus the 2 s the exit waits for a reader that takes nothing.
+    // The gap between reads stays well under those 2 s, also on a loaded machine whose timers
+    // run late (an 800 ms gap lost lines there now and then).
     const stderr = gw.proc.stderr!;
     const paced = (): void => {
       stderr.pause();
-      setTimeout(() => stderr.resume(), 800);
+      setTimeout(() => stderr.resume(), 300);
     };
     stderr.on('data', paced);
     t.after(() => stderr.off('data', paced));
@@ -385,7 +388,7 @@ describe('graceful shutdown', { concurrency: true }, () => {
     assert.deepEqual(exit, { code: 0, signal: null });
     await new Promise((resolve) => (stderr.readableEnded ? resolve(undefined) : stderr.once('end', resolve)));
     const lines = gw.stderrText().split('\n');
-    assert.equal(lines.filter((l) => l.includes('"type":"access"') && l.includes('"status":404')).length, 2000);
+    assert.equal(lines.filter((l) => l.includes('"type":"access"') && l.includes('"status":404')).length, LINES);
     assert.ok(lines.some((l) => l.includes('drain complete')));
   });
 
