@@ -49,6 +49,11 @@ useProxyFixture({
       target('tier-lo', 'tier-up-lo'),
       { display_name: 'g-retry', routing: { targets: [{ model: 'retry-a' }] } },
       { display_name: 'g-tier', routing: { strategy: 'round_robin', targets: [{ model: 'tier-lo', priority: 0 }, { model: 'tier-hi', priority: 5 }] } },
+      target('zone-us', 'zone-up-us'),
+      target('zone-eu', 'zone-up-eu'),
+      target('zone-any', 'zone-up-any'),
+      { display_name: 'g-tags', routing: { targets: [{ model: 'zone-us', tags: ['us'] }, { model: 'zone-eu', tags: ['eu', 'gdpr'] }, { model: 'zone-any', tags: ['default'] }] } },
+      { display_name: 'g-tags-strict', routing: { targets: [{ model: 'zone-us', tags: ['us'] }, { model: 'zone-eu', tags: ['eu'] }] } },
     ],
     api_keys: [{ display_name: 'caller', key_env: 'E2E_ROUTING_KEY', allowed_models: ['*'] }],
   }),
@@ -74,14 +79,14 @@ const calledModels = (): string[] => mock.requests.map((r) => r.json?.model);
 
 type Endpoint = 'chat' | 'messages';
 
-async function ask(endpoint: Endpoint, model: string, stream = false): Promise<{ status: number; headers: Headers; body: string; requestId: string }> {
+async function ask(endpoint: Endpoint, model: string, stream = false, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: string; requestId: string }> {
   const path = endpoint === 'chat' ? '/v1/chat/completions' : '/v1/messages';
   const body = endpoint === 'chat'
     ? { model, messages: [{ role: 'user', content: 'hi' }], stream }
     : { model, max_tokens: 64, messages: [{ role: 'user', content: 'hi' }], stream };
   const res = await fetch(`${gw.proxyUrl}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${CALLER_KEY}`, ...headers },
     body: JSON.stringify(body),
   });
   return { status: res.status, headers: res.headers, body: await res.text(), requestId: res.headers.get('x-tollgate-request-id') ?? '' };
@@ -319,5 +324,30 @@ describe('model groups, endpoint-independent rules', () => {
     const ids: string[] = ((await res.json()) as any).data.map((m: any) => m.id);
     assert.ok(ids.includes('chat-fo-a') && ids.includes('tier-hi'), ids.join(','));
     assert.ok(!ids.some((id) => id.includes('g-')), ids.join(','));
+  });
+});
+
+describe('routing tags', () => {
+  it('x-tollgate-routing-tags narrows a group to the targets carrying one of the tags, else to those tagged default', async () => {
+    byModel({});
+    const served = async (tags?: string) => {
+      const r = await ask('chat', 'g-tags', false, tags === undefined ? {} : { 'x-tollgate-routing-tags': tags });
+      assert.equal(r.status, 200, r.body);
+      return r.headers.get('x-tollgate-served-by');
+    };
+    assert.equal(await served(), 'zone-us', 'no header: no filter, the first target');
+    assert.equal(await served('eu'), 'zone-eu');
+    assert.equal(await served(' apac , gdpr '), 'zone-eu', 'any of the tags, trimmed');
+    assert.equal(await served('apac'), 'zone-any', 'no target carries it: the default-tagged ones');
+    assert.ok(!calledModels().includes('never-called'));
+  });
+
+  it('tags no target carries, in a group with no default-tagged target: 400, nothing sent upstream', async () => {
+    byModel({});
+    const before = mock.requests.length;
+    const r = await ask('chat', 'g-tags-strict', false, { 'x-tollgate-routing-tags': 'apac' });
+    assert.equal(r.status, 400, r.body);
+    assert.match(r.body, /no target of model 'g-tags-strict' carries the routing tags apac/);
+    assert.equal(mock.requests.length, before);
   });
 });

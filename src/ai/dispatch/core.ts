@@ -12,6 +12,7 @@ import { directCooldown, directRetries, groupPlan, type GroupTarget } from './gr
 import type { CooldownPolicy, HealthTracker } from './health.ts';
 import { attemptKind, backoffDelayMs, decideNext, retrySettings, type AttemptErrorClass, type Decision, type RetrySettings } from './retry-policy.ts';
 import { selectTargets, ALL_UNAVAILABLE_RETRY_AFTER_S, type HashSources } from './select.ts';
+import { requestedTags, ROUTING_TAGS_HEADER, tagFilter } from './routing-tags.ts';
 import { usageEventFrom, type UsageSink } from '../../observability/usage-events.ts';
 
 export const SERVED_BY_HEADER = 'x-tollgate-served-by';
@@ -101,10 +102,16 @@ function candidates(ctx: RequestContext, call: CallerRequest, resolved: Resolved
     };
   }
   const plan = groupPlan(deps.snapshot, entry, deps.settings.retries);
+  const tags = requestedTags(ctx.req.headers[ROUTING_TAGS_HEADER]);
+  const tagged = tagFilter(plan.state.config.targets, tags);
+  if (tagged !== undefined && !plan.state.config.targets.some(tagged)) {
+    throw new GatewayError('invalid_request', `no target of model '${call.alias}' carries the routing tags ${[...tags!].join(', ')} or the tag default`, { publicCode: null });
+  }
   // Token counting is served natively only: the group's messages-family targets serve it.
-  const eligible = call.operation === 'count_tokens'
-    ? (t: CandidateSpec) => t.entry.providerKey?.adapter?.speaks.includes(call.codec.protocol) === true
+  const counting = call.operation === 'count_tokens'
+    ? (t: GroupTarget) => t.entry.providerKey?.adapter?.speaks.includes(call.codec.protocol) === true
     : undefined;
+  const eligible = counting === undefined ? tagged : tagged === undefined ? counting : (t: GroupTarget) => tagged(t) && counting(t);
   const selection = selectTargets(plan.state, deps.health, { hash: hashSources(ctx), eligible });
   if (selection.mode === 'none_eligible') throw countTokensUnsupported(call.alias);
   if (selection.targets.length === 0) {

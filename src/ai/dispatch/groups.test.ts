@@ -100,3 +100,35 @@ test('health targets name the model of each key: a wildcard target its model and
   // A group's own key names no target (its members are the targets).
   assert.deepEqual(targets.get(id('outer')), { model: 'outer', upstreamModel: null, group: true });
 });
+
+test('a model listed at two priorities is one target, in the higher tier', () => {
+  const snapshot = snapshotOf(`
+_format_version: "1"
+provider_keys:
+  - { display_name: up, provider: openai, api_key: k, api_base: "http://127.0.0.1:1/v1" }
+models:
+  - { display_name: a, provider: openai, model_name: up-a, provider_key: up }
+  - { display_name: b, provider: openai, model_name: up-b, provider_key: up }
+  - display_name: g
+    routing: { targets: [ { model: a, priority: 0 }, { model: b, priority: 1 }, { model: a, priority: 2, weight: 3 } ] }
+`);
+  const targets = groupPlan(snapshot, snapshot.resolveModel('g')!.entry, 0).state.config.targets;
+  assert.deepEqual(targets.map((t) => [t.name, t.priority, t.weight]), [['a', 2, 3], ['b', 1, 1]]);
+});
+
+test('routing tags: a target keeps its own and inherits those of the nested group entry it is reached through', () => {
+  const snapshot = snapshotOf(`
+_format_version: "1"
+provider_keys:
+  - { display_name: up, provider: openai, api_key: k, api_base: "http://127.0.0.1:1/v1" }
+models:
+  - { display_name: a, provider: openai, model_name: up-a, provider_key: up }
+  - { display_name: b, provider: openai, model_name: up-b, provider_key: up }
+  - display_name: inner
+    routing: { targets: [ { model: b, tags: [fast] } ] }
+  - display_name: g
+    routing: { targets: [ { model: a, tags: [eu] }, { model: inner, tags: [us] }, { model: a, priority: -1, tags: [gdpr] } ] }
+`);
+  const targets = groupPlan(snapshot, snapshot.resolveModel('g')!.entry, 0).state.config.targets;
+  assert.deepEqual(targets.map((t) => [t.name, t.tags]), [['a', ['eu', 'gdpr']], ['b', ['us', 'fast']]]);
+});

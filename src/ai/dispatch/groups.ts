@@ -16,6 +16,8 @@ export interface GroupTarget extends SelectTarget {
   readonly cooldown: CooldownPolicy;
   readonly timeoutMs: number | undefined;
   readonly streamTimeoutMs: number | undefined;
+  /** Its routing tags: its own and those of the nested groups' entries it was reached through. */
+  readonly tags: readonly string[];
 }
 
 export interface GroupPlan {
@@ -52,7 +54,16 @@ function costPer1k(entry: ModelEntry): number | undefined {
  * direct targets in its place, with the outer target's priority and its own weights; the loader
  * rejects cycles, `seen` only guards against a malformed snapshot.
  */
-function flatten(snapshot: Snapshot, group: ModelEntry, deploymentRetries: number, outer: { timeoutMs?: number; streamTimeoutMs?: number }, priority: number | undefined, seen: Set<string>, out: GroupTarget[]): void {
+function flatten(
+  snapshot: Snapshot,
+  group: ModelEntry,
+  deploymentRetries: number,
+  outer: { timeoutMs?: number; streamTimeoutMs?: number },
+  priority: number | undefined,
+  seen: Set<string>,
+  out: GroupTarget[],
+  outerTags: readonly string[] = [],
+): void {
   if (seen.has(group.id)) return;
   seen.add(group.id);
   const doc = group.doc as RoutingModelDoc;
@@ -61,14 +72,23 @@ function flatten(snapshot: Snapshot, group: ModelEntry, deploymentRetries: numbe
     if (resolved === undefined) continue;
     const entry = resolved.entry;
     const p = priority ?? t.priority ?? 0;
+    const tags = t.tags === undefined ? outerTags : [...new Set([...outerTags, ...t.tags])];
     const timeouts = { timeoutMs: group.timeoutMs ?? outer.timeoutMs, streamTimeoutMs: group.streamTimeoutMs ?? outer.streamTimeoutMs };
     if (entry.kind === 'group') {
-      flatten(snapshot, entry, deploymentRetries, timeouts, p, seen, out);
+      flatten(snapshot, entry, deploymentRetries, timeouts, p, seen, out, tags);
       continue;
     }
     // A wildcard model can serve several targets under different names: one health key each.
     const key = entry.glob.wildcard ? `${entry.id}#${resolved.upstreamModel}` : entry.id;
-    if (out.some((x) => x.key === key)) continue;
+    // One target per health key: a model listed again (at another priority, or through a nested
+    // group) is the same target, in the highest tier it is listed in (higher tiers go first).
+    const listed = out.findIndex((x) => x.key === key);
+    if (listed >= 0) {
+      const known = out[listed];
+      const merged = [...new Set([...known.tags, ...tags])];
+      out[listed] = p > known.priority ? { ...known, priority: p, weight: t.weight ?? 1, tags: merged } : { ...known, tags: merged };
+      continue;
+    }
     out.push({
       key,
       upstreamModel: resolved.upstreamModel,
@@ -81,6 +101,7 @@ function flatten(snapshot: Snapshot, group: ModelEntry, deploymentRetries: numbe
       cooldown: directCooldown(entry),
       timeoutMs: entry.timeoutMs ?? timeouts.timeoutMs,
       streamTimeoutMs: entry.streamTimeoutMs ?? timeouts.streamTimeoutMs,
+      tags,
     });
   }
 }
