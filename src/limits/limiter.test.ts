@@ -183,7 +183,35 @@ describe('headers', () => {
   });
 });
 
+describe('headers when counters tie', () => {
+  test('of counters with as few left, the one whose window ends last gives the reset (what a refusal would name)', async () => {
+    const { limiter, req } = setup({ api_keys: [{ rate_limit: { rpm: 1, rph: 1 } }] }, 'key-0', null);
+    const h = await limiter.admit(req);
+    const headers = Object.fromEntries(h?.headers ?? []);
+    const hourLeft = Math.ceil((3_600_000 - (T0 % 3_600_000)) / 1000);
+    assert.equal(headers['x-ratelimit-remaining-requests'], '0');
+    assert.equal(headers['x-ratelimit-reset-requests'], String(hourLeft));
+    const e = await refusal(limiter.admit(req));
+    assert.deepEqual(e.headers, { 'retry-after': String(hourLeft) });
+  });
+});
+
 describe('policies', () => {
+  test('a refusal by an inline limit is labelled with the first policy that applied', async () => {
+    const { limiter, req } = setup({
+      api_keys: [{ team_id: 't1', rate_limit: { rpm: 1 } }],
+      models: [{}],
+      policies: [{ scope: 'team', scope_ref: 't1', window: 'minute', max_requests: 100 } as never],
+    });
+    const admitted = { policyName: undefined as string | undefined };
+    await limiter.admit({ ...req, attribution: admitted });
+    assert.equal(admitted.policyName, 'p0');
+    const refused = { policyName: undefined as string | undefined };
+    const e = await refusal(limiter.admit({ ...req, attribution: refused }));
+    assert.equal(e.policy, undefined, 'the inline limit refused, not the policy');
+    assert.equal(refused.policyName, 'p0');
+  });
+
   test('classic policies match by scope: api_key, model, team, member', async () => {
     for (const [scope, ref] of [['api_key', 'key-0'], ['model', 'model-0'], ['team', 't1'], ['member', 'u1']] as const) {
       const { limiter, req, rejections } = setup({

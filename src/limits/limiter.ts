@@ -195,18 +195,19 @@ export class Limiter {
       store = this.fallback;
       outcome = this.fallback.admit(counters, slots, leaseId);
     }
-    if (outcome.failed >= 0) throw this.rejection(outcome, counters, counterLayer, slotLayer, req.attribution);
-    if (req.attribution !== undefined) req.attribution.policyName ??= layers.find((l) => l.policy !== undefined)?.policy?.name;
+    // The label names the policy that refused, or else the first policy that applied.
+    if (outcome.failed < 0 && req.attribution !== undefined) req.attribution.policyName ??= layers.find((l) => l.policy !== undefined)?.policy?.name;
+    if (outcome.failed >= 0) throw this.rejection(outcome, counters, counterLayer, slotLayer, req.attribution, layers);
     const tokenCounters = req.chargeTokens ? counters.filter((c) => c.kind === 'tokens') : [];
     const handle = new LimitHandle(this, store, tokenCounters, slots.map((s) => s.key), leaseId, rateLimitHeaders(outcome, counters, slots));
     if (slots.length > 0 && store === this.store && this.renewIntervalMs > 0) this.hold(handle);
     return handle;
   }
 
-  private rejection(outcome: AdmitOutcome, counters: CounterCheck[], counterLayer: Layer[], slotLayer: Layer[], attribution: LimitRequest['attribution']): GatewayError {
+  private rejection(outcome: AdmitOutcome, counters: CounterCheck[], counterLayer: Layer[], slotLayer: Layer[], attribution: LimitRequest['attribution'], layers: readonly Layer[]): GatewayError {
     const i = longestRefusal(outcome, counters);
     const layer = i < counters.length ? counterLayer[i] : slotLayer[i - counters.length];
-    if (attribution !== undefined && layer.policy !== undefined) attribution.policyName = layer.policy.name;
+    if (attribution !== undefined) attribution.policyName = layer.policy?.name ?? attribution.policyName ?? layers.find((l) => l.policy !== undefined)?.policy?.name;
     this.metrics?.rateLimitRejections.inc({ scope: layer.scope, layer: layer.layer });
     const policy = layer.policy === undefined ? undefined : { id: layer.policy.id, name: layer.policy.name };
     if (i >= counters.length) return new GatewayError('rate_limit_exceeded', MESSAGES.concurrency, { policy });
@@ -335,7 +336,10 @@ export class Limiter {
   }
 }
 
-/** The most constrained counter of each family decides its headers. */
+/**
+ * The most constrained counter of each family decides its headers: the fewest left, and of counters
+ * with as few left, the one whose window ends last (the reset a refusal's Retry-After would name).
+ */
 export function rateLimitHeaders(outcome: AdmitOutcome, counters: readonly CounterCheck[], slots: readonly SlotCheck[]): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   for (const kind of ['requests', 'tokens'] as const) {
@@ -344,7 +348,7 @@ export function rateLimitHeaders(outcome: AdmitOutcome, counters: readonly Count
     for (let i = 0; i < counters.length; i++) {
       if (counters[i].kind !== kind) continue;
       const remaining = Math.max(0, counters[i].max - outcome.used[i]);
-      if (remaining < bestRemaining) {
+      if (remaining < bestRemaining || (remaining === bestRemaining && outcome.resetMs[i] > outcome.resetMs[best])) {
         bestRemaining = remaining;
         best = i;
       }
