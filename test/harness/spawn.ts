@@ -112,7 +112,21 @@ export async function startGateway(opts: StartOptions): Promise<Gateway> {
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
     proc.once('exit', (code, signal) => {
       live.delete(proc);
-      resolve({ code, signal });
+      // 'exit' can fire before the last stderr bytes are read (a loaded machine): what the process
+      // wrote is all in stderrText() once `exited` resolves, unless the pipe stays open 2 s more
+      // (or a test holds stderr paused, reading it itself).
+      const done = (): void => resolve({ code, signal });
+      const err = proc.stderr!;
+      if (err.readableEnded || err.destroyed || err.isPaused()) return done();
+      const t = setTimeout(done, 2000);
+      err.once('end', () => {
+        clearTimeout(t);
+        done();
+      });
+      err.once('close', () => {
+        clearTimeout(t);
+        done();
+      });
     });
     // A spawn failure may never emit 'exit'.
     proc.once('error', () => {
@@ -158,16 +172,6 @@ export async function startGateway(opts: StartOptions): Promise<Gateway> {
     throw new Error(`tollgate did not print its ready line within ${READY_TIMEOUT_MS} ms\n${describe()}`);
   }
   if ('exited' in outcome) {
-    // 'exit' can fire before the last stderr bytes are read; give the pipe a moment to drain.
-    if (!proc.stderr!.readableEnded) {
-      await new Promise((resolve) => {
-        const t = setTimeout(resolve, 500);
-        proc.stderr!.once('end', () => {
-          clearTimeout(t);
-          resolve(undefined);
-        });
-      });
-    }
     const why = spawnError ? `failed to spawn: ${spawnError.message}` : `exited (code ${outcome.exited.code}, signal ${outcome.exited.signal})`;
     throw new Error(`tollgate ${why} before it was ready\n${describe()}`);
   }
