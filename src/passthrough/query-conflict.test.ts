@@ -8,6 +8,11 @@ test('target keys are decoded and lowercased', () => {
   assert.deepEqual([...targetQueryKeys('a%2Db=1&C=2&c=3')], ['a-b', 'c']);
 });
 
+test('a target query splits on ";" as a caller query does', () => {
+  assert.deepEqual([...targetQueryKeys('a=1;api-version=2&flag')], ['a', 'api-version', 'flag']);
+  assert.equal(conflictingQueryKey(targetQueryKeys('a=1;api-version=2'), 'api-version=3'), 'api-version');
+});
+
 test('a caller key equal to a target key conflicts, in any spelling', () => {
   for (const q of [
     'api-version=2025', 'limit=3&api-version=x', 'api%2Dversion=x', 'api%252Dversion=x', 'API-Version=x', 'tenant',

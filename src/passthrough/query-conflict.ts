@@ -7,10 +7,16 @@ import { decodeFully } from './percent-decode.ts';
 
 const SEPARATORS = /[&;]/;
 
-/** The keys of a target's query, decoded and lowercased. */
+/**
+ * The keys of a target's query, decoded and lowercased: split on `&` and `;` as the caller's query
+ * is (an upstream that splits on `;` would read a caller's value of such a key too).
+ */
 export function targetQueryKeys(query: string): Set<string> {
   const keys = new Set<string>();
-  for (const [key] of new URLSearchParams(query)) keys.add(decodeFully(key, true).toLowerCase());
+  for (const param of query.split(SEPARATORS)) {
+    const key = keyOf(decodeFully(param, true));
+    if (key !== '') keys.add(key);
+  }
   return keys;
 }
 
