@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadResourcesText } from '../../resources/loader.ts';
 import { Snapshot } from '../../snapshot/snapshot.ts';
-import { groupPlan, healthTargets } from './groups.ts';
+import { groupPlan, healthTargets, type GroupTarget } from './groups.ts';
 
 const YAML = `
 _format_version: "1"
@@ -101,7 +101,8 @@ test('health targets name the model of each key: a wildcard target its model and
   assert.deepEqual(targets.get(id('outer')), { model: 'outer', upstreamModel: null, group: true });
 });
 
-test('a model listed at two priorities is one target, in the higher tier', () => {
+/** The targets of group `g` over models a and b, with `extra` model lines (YAML) and g's target list. */
+function targetsOfG(targets: string, extra = ''): GroupTarget[] {
   const snapshot = snapshotOf(`
 _format_version: "1"
 provider_keys:
@@ -109,26 +110,21 @@ provider_keys:
 models:
   - { display_name: a, provider: openai, model_name: up-a, provider_key: up }
   - { display_name: b, provider: openai, model_name: up-b, provider_key: up }
-  - display_name: g
-    routing: { targets: [ { model: a, priority: 0 }, { model: b, priority: 1 }, { model: a, priority: 2, weight: 3 } ] }
+${extra}  - display_name: g
+    routing: { targets: [ ${targets} ] }
 `);
-  const targets = groupPlan(snapshot, snapshot.resolveModel('g')!.entry, 0).state.config.targets;
+  return groupPlan(snapshot, snapshot.resolveModel('g')!.entry, 0).state.config.targets;
+}
+
+test('a model listed at two priorities is one target, in the higher tier', () => {
+  const targets = targetsOfG('{ model: a, priority: 0 }, { model: b, priority: 1 }, { model: a, priority: 2, weight: 3 }');
   assert.deepEqual(targets.map((t) => [t.name, t.priority, t.weight]), [['a', 2, 3], ['b', 1, 1]]);
 });
 
 test('routing tags: a target keeps its own and inherits those of the nested group entry it is reached through', () => {
-  const snapshot = snapshotOf(`
-_format_version: "1"
-provider_keys:
-  - { display_name: up, provider: openai, api_key: k, api_base: "http://127.0.0.1:1/v1" }
-models:
-  - { display_name: a, provider: openai, model_name: up-a, provider_key: up }
-  - { display_name: b, provider: openai, model_name: up-b, provider_key: up }
-  - display_name: inner
-    routing: { targets: [ { model: b, tags: [fast] } ] }
-  - display_name: g
-    routing: { targets: [ { model: a, tags: [eu] }, { model: inner, tags: [us] }, { model: a, priority: -1, tags: [gdpr] } ] }
-`);
-  const targets = groupPlan(snapshot, snapshot.resolveModel('g')!.entry, 0).state.config.targets;
+  const targets = targetsOfG(
+    '{ model: a, tags: [eu] }, { model: inner, tags: [us] }, { model: a, priority: -1, tags: [gdpr] }',
+    '  - display_name: inner\n    routing: { targets: [ { model: b, tags: [fast] } ] }\n',
+  );
   assert.deepEqual(targets.map((t) => [t.name, t.tags]), [['a', ['eu', 'gdpr']], ['b', ['us', 'fast']]]);
 });
