@@ -1,6 +1,6 @@
-// Listen-address and IP/CIDR syntax for the bootstrap config: the `host-port` and
-// `ip-or-cidr` formats of the schema. IP literals are checked with ipaddr.js in their strict
-// forms (four-part dotted decimal for IPv4), so "127.1" or "0x7f.0.0.1" are refused.
+// Listen-address syntax for the bootstrap config: the `host-port` format of the schema. IP
+// literals are checked with ipaddr.js in their strict forms (four-part dotted decimal for IPv4),
+// so "127.1" or "0x7f.0.0.1" are refused (the `ip-or-cidr` format: lib/source-cidrs.ts).
 
 import ipaddr from 'ipaddr.js';
 
@@ -63,10 +63,3 @@ export function parseAddr(addr: string): { host: string; port: number } {
   return { host: rawHost, port };
 }
 
-/** True for an IPv4/IPv6 address or CIDR (e.g. `10.0.0.0/8`, `::1`, `fd00::/8`). */
-export function isIpOrCidr(value: string): boolean {
-  if (value.includes('/')) {
-    return ipaddr.IPv4.isValidCIDRFourPartDecimal(value) || ipaddr.IPv6.isValidCIDR(value);
-  }
-  return ipaddr.IPv4.isValidFourPartDecimal(value) || ipaddr.IPv6.isValid(value);
-}

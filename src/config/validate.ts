@@ -4,7 +4,8 @@
 // never hold secrets (addresses, CIDRs, enums); admin keys are never echoed.
 
 import { Ajv, type ErrorObject } from 'ajv';
-import { isIpOrCidr, isRedisUrl, parseAddr } from './address.ts';
+import { isRedisUrl, parseAddr } from './address.ts';
+import { isIpOrCidr } from '../lib/source-cidrs.ts';
 import { ConfigSchema, MAX_URL_REWRITE_PATTERN, type GatewayConfig } from './schema.ts';
 import { bucketErrors } from '../lib/buckets.ts';
 import { checkWritable } from '../lib/writable.ts';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileSourceCidrs, sourceAllowed } from './source-cidrs.ts';
+import { compileSourceCidrs, isIpOrCidr, sourceAllowed } from './source-cidrs.ts';
 
 test('addresses inside a CIDR or equal to a bare address are allowed', () => {
   const c = compileSourceCidrs(['10.0.0.0/8', '192.168.1.7', '2001:db8::/32']);
@@ -23,4 +23,13 @@ test('an unresolvable client address is outside every list, even 0.0.0.0/0', () 
   assert.equal(sourceAllowed(c, 'unknown'), false);
   assert.equal(sourceAllowed(c, ''), false);
   assert.equal(sourceAllowed(c, '1.2.3.4'), true);
+});
+
+test('isIpOrCidr accepts strict IPv4/IPv6 addresses and CIDRs only', () => {
+  for (const ok of ['10.0.0.1', '10.0.0.0/8', '0.0.0.0/0', '::1', 'fd00::/8', '::/0', '2001:db8::/32', '192.168.1.1/32']) {
+    assert.equal(isIpOrCidr(ok), true, ok);
+  }
+  for (const bad of ['', 'localhost', '10.0.0', '127.1', '0x7f.0.0.1', '010.0.0.1', '192.168.010.0/24', '167772161', '10.0.0.0/33', '::1/129', '10.0.0.0/', '/8', '10.0.0.0/8/8', 'fd00::/x']) {
+    assert.equal(isIpOrCidr(bad), false, bad);
+  }
 });

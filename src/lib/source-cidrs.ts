@@ -9,9 +9,22 @@ export interface SourceCidrs {
   readonly ranges: readonly Range[];
 }
 
+/**
+ * True for an IPv4/IPv6 address or CIDR (e.g. `10.0.0.0/8`, `::1`, `fd00::/8`). IPv4 must be four
+ * dotted decimal parts without leading zeros: the other forms a parser takes (`10.1`, `167772161`,
+ * `0x0a.0.0.1`, octal `010.0.0.1`) name another network than the one a reader sees.
+ */
+export function isIpOrCidr(value: string): boolean {
+  if (value.includes('/')) {
+    return ipaddr.IPv4.isValidCIDRFourPartDecimal(value) || ipaddr.IPv6.isValidCIDR(value);
+  }
+  return ipaddr.IPv4.isValidFourPartDecimal(value) || ipaddr.IPv6.isValid(value);
+}
+
 export function compileSourceCidrs(list: readonly string[]): SourceCidrs {
   const ranges: Range[] = [];
   for (const entry of list) {
+    if (!isIpOrCidr(entry)) continue;
     try {
       if (entry.includes('/')) {
         const [addr, bits] = ipaddr.parseCIDR(entry);

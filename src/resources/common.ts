@@ -2,7 +2,7 @@
 // plus the small semantic checkers that JSON Schema cannot express (CIDR and regex parsing).
 
 import { Type, type Static, type TSchema, type TProperties, type ObjectOptions } from '@sinclair/typebox';
-import ipaddr from 'ipaddr.js';
+import { isIpOrCidr } from '../lib/source-cidrs.ts';
 import { compileGatewayRegex } from '../lib/gateway-regex.ts';
 
 /** Every object in every resource schema is closed: unknown keys are errors. */
@@ -56,13 +56,7 @@ export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cook
 
 /** A CIDR (`10.0.0.0/8`, `::1/128`) or a bare IP address (one host). Null when valid. */
 export function cidrError(value: string): string | null {
-  try {
-    if (value.includes('/')) ipaddr.parseCIDR(value);
-    else ipaddr.parse(value);
-    return null;
-  } catch {
-    return 'must be a CIDR (e.g. 10.0.0.0/8) or an IP address';
-  }
+  return isIpOrCidr(value) ? null : 'must be a CIDR (e.g. 10.0.0.0/8) or an IP address, IPv4 as four decimal parts without leading zeros';
 }
 
 /** Null when `value` compiles with compileGatewayRegex (and these extra flags). */

@@ -48,7 +48,7 @@ test('direct model field rules', () => {
     auto_prompt_caching: { ttl: '2h' },
   }), [
     'models[0] ("m").provider: must be at most 64 characters',
-    'models[0] ("m").allowed_cidrs[0]: must be a CIDR (e.g. 10.0.0.0/8) or an IP address',
+    'models[0] ("m").allowed_cidrs[0]: must be a CIDR (e.g. 10.0.0.0/8) or an IP address, IPv4 as four decimal parts without leading zeros',
     'models[0] ("m").timeout: must be >= 0',
     'models[0] ("m").cost.input_per_1k: must be >= 0',
     'models[0] ("m").cooldown.trigger_statuses[0]: must be >= 100',

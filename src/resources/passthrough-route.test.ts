@@ -151,9 +151,13 @@ test('anonymous_key must name an API key; an explicit anonymous_key_id must be a
 
 test('source_cidrs must be CIDRs or addresses', () => {
   routeErrors({ ...base, source_cidrs: ['10.0.0.0/33', 'nope'] })([
-    '.source_cidrs[0]: must be a CIDR (e.g. 10.0.0.0/8) or an IP address',
-    '.source_cidrs[1]: must be a CIDR (e.g. 10.0.0.0/8) or an IP address',
+    '.source_cidrs[0]: must be a CIDR (e.g. 10.0.0.0/8) or an IP address, IPv4 as four decimal parts without leading zeros',
+    '.source_cidrs[1]: must be a CIDR (e.g. 10.0.0.0/8) or an IP address, IPv4 as four decimal parts without leading zeros',
   ]);
+  // Forms a parser reads as another network than a reader sees: 192.168.010.0/24 is 192.168.8.0/24 in octal.
+  routeErrors({ ...base, source_cidrs: ['192.168.010.0/24', '10.1', '0x0a.0.0.1', '167772161'] })(
+    [0, 1, 2, 3].map((i) => `.source_cidrs[${i}]: must be a CIDR (e.g. 10.0.0.0/8) or an IP address, IPv4 as four decimal parts without leading zeros`),
+  );
 });
 
 test('inject requires a provider key; forward_client forbids one', () => {

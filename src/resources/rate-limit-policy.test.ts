@@ -77,7 +77,7 @@ test('condition tree rules', () => {
     at(0, 'c')('.conditions.children[2].value: must be a list for operator "in"'),
     at(0, 'c')('.conditions.children[3].value: must be a string for operator "=="'),
     at(0, 'c')('.conditions.children[4].value: must be a number for operator ">"'),
-    at(0, 'c')('.conditions.children[5].value: must be a CIDR (e.g. 10.0.0.0/8) or an IP address'),
+    at(0, 'c')('.conditions.children[5].value: must be a CIDR (e.g. 10.0.0.0/8) or an IP address, IPv4 as four decimal parts without leading zeros'),
     at(0, 'c')('.conditions.children[6].operator: required in a condition leaf'),
     at(0, 'c')('.conditions.children[6].value: required in a condition leaf'),
     at(0, 'c')('.conditions.children[7].children: required in a condition group'),

@@ -102,7 +102,7 @@ test('health targets name the model of each key: a wildcard target its model and
 });
 
 /** The targets of group `g` over models a and b, with `extra` model lines (YAML) and g's target list. */
-function targetsOfG(targets: string, extra = ''): GroupTarget[] {
+function targetsOfG(targets: string, extra = ''): readonly GroupTarget[] {
   const snapshot = snapshotOf(`
 _format_version: "1"
 provider_keys:
