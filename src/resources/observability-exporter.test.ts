@@ -32,6 +32,22 @@ test('otlp_http rules: https except for local hosts; bounds', () => {
   ]);
 });
 
+test('otlp_http headers must be sendable: a token name, a value without control characters (never quoted back)', () => {
+  const r = loadObj({
+    observability_exporters: [{
+      name: 't', kind: 'otlp_http', endpoint: 'https://otel.example.com/v1/traces',
+      headers: { authorization: 'Bearer ${T}', 'x tenant': 'acme', 'x-note': 'caf\u00e9 \u2026' },
+    }],
+  }, { T: 'tok-SECRET-123\n' });
+  assertErrors(r, [
+    'observability_exporters[0] ("t").headers.authorization: must not contain control characters (a line break included) or characters above U+00FF',
+    'observability_exporters[0] ("t").headers["x tenant"]: is not a valid header name',
+    'observability_exporters[0] ("t").headers["x-note"]: must not contain control characters (a line break included) or characters above U+00FF',
+  ]);
+  assert.ok(!JSON.stringify(r).includes('tok-SECRET-123'), 'the value is never in an error');
+  expectOk(load({ name: 'ok', kind: 'otlp_http', endpoint: 'https://otel.example.com', headers: { 'x-note': 'caf\u00e9\tok' } }));
+});
+
 test('other kinds and their rules', () => {
   const r = expectOk(load(
     { name: 'sls', kind: 'aliyun_sls', endpoint: 'cn-hangzhou.log.aliyuncs.com', project: 'p', logstore: 'l', credential_ref: 'main' },

@@ -78,6 +78,10 @@ export const ObservabilityExporterSchema = Type.Union(
 
 export type ObservabilityExporterDoc = Static<typeof ObservabilityExporterSchema>;
 
+/** An HTTP header name (RFC 9110 token) and a value an HTTP client sends as it is. */
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 /** Hosts an otlp_http exporter may reach over plain http (local collectors and tests). */
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -92,6 +96,11 @@ export function checkObservabilityExporter(doc: ObservabilityExporterDoc, report
     }
     if (url && url.protocol === 'http:' && !LOCAL_HOSTS.has(url.hostname)) {
       report(['endpoint'], 'must use https (plain http only for localhost, 127.0.0.1 or [::1])');
+    }
+    // Refused now rather than failing every export; the message never quotes a value (a token).
+    for (const [name, value] of Object.entries(doc.headers ?? {})) {
+      if (!HEADER_NAME.test(name)) report(['headers', name], 'is not a valid header name');
+      else if (!HEADER_VALUE.test(value)) report(['headers', name], 'must not contain control characters (a line break included) or characters above U+00FF');
     }
   } else if (doc.kind === 'object_store') {
     const mode = doc.auth_mode ?? 'credential_ref';

@@ -309,6 +309,18 @@ describe('delivery', () => {
     assert.deepEqual(hooks.drops, [['retry_budget_exhausted', 1]]);
   });
 
+  test('headers no request can carry drop the batch as permanent_error, with no unhandled rejection', async () => {
+    const hooks = recorder();
+    const ex = new OtlpHttpExporter({ name: 'rx', endpoint: rx.url, headers: { authorization: 'Bearer tok-SECRET\n' }, sampleRate: 1 }, hooks, FAST);
+    ex.emit(event());
+    await ex.kick();
+    await ex.close();
+    assert.equal(rx.received.length, 0);
+    assert.deepEqual(hooks.drops, [['permanent_error', 1]]);
+    assert.equal(hooks.warnings.length, 1);
+    assert.ok(!JSON.stringify(hooks.warnings).includes('tok-SECRET'), 'the header value is never logged');
+  });
+
   test('400 drops the batch at once as permanent_error', async () => {
     rx.script(400);
     const hooks = recorder();

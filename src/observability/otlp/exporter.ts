@@ -16,7 +16,7 @@
 // bytes are bounded and batches are cut by size.
 import type { UsageEvent, UsageRequest, UsageSink } from '../usage-events.ts';
 import { trimContent, type CapturedContent } from '../content-text.ts';
-import type { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpAgent, ClientRequest } from 'node:http';
 import { http, https } from '../../http/node-http.ts';
 import { putVarint, varintLength } from '../../lib/proto-bytes.ts';
 import { encodeUsageEventSpan, ExportFrame, SCOPE_SPANS_SPAN } from './span.ts';
@@ -103,7 +103,8 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener('abort', done, { once: true });
   });
 
-type PostResult = { ok: true; status: number; retryAfter: string | null } | { ok: false; error: string };
+/** `permanent`: the request could not even be made (headers Node refuses): no retry can help. */
+type PostResult = { ok: true; status: number; retryAfter: string | null } | { ok: false; error: string; permanent?: true };
 
 /**
  * POST one export body; the answer's status (its body is read and discarded), or why there was
@@ -116,11 +117,18 @@ function post(url: URL, agent: HttpAgent, headers: Record<string, string>, body:
     const finish = (r: PostResult): void => {
       result ??= r;
     };
-    const req = (url.protocol === 'https:' ? https : http).request(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(body.length) },
-      agent,
-    });
+    let req: ClientRequest;
+    try {
+      req = (url.protocol === 'https:' ? https : http).request(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(body.length) },
+        agent,
+      });
+    } catch (err) {
+      // The resource loader refuses such headers; the code (never a header's value) says why.
+      resolve({ ok: false, error: `request not sent (${(err as NodeJS.ErrnoException).code ?? 'invalid request'})`, permanent: true });
+      return;
+    }
     const timer = setTimeout(() => {
       finish({ ok: false, error: 'request timed out' });
       req.destroy();
@@ -348,9 +356,19 @@ export class OtlpHttpExporter {
   /** Start the delivery loop if it is not running. */
   private start(): Promise<void> {
     if (this.sending === undefined && this.sealed.length > 0) {
-      this.sending = this.drain().finally(() => {
-        this.sending = undefined;
-      });
+      this.sending = this.drain()
+        .catch((err: unknown) => {
+          // Never an unhandled rejection (it would end the process): what was queued is lost, counted.
+          const lost = this.sealed.reduce((n, b) => n + b.count, 0);
+          this.sealed.length = 0;
+          this.queuedEvents = 0;
+          this.queuedBytes = 0;
+          if (lost > 0) this.hooks.dropped(this.config.name, 'permanent_error', lost);
+          this.hooks.warn(this.config.name, 'otlp export failed', { error: err instanceof Error ? err.message : String(err) });
+        })
+        .finally(() => {
+          this.sending = undefined;
+        });
     }
     return this.sending ?? Promise.resolve();
   }
@@ -380,6 +398,11 @@ export class OtlpHttpExporter {
       const failure = sent.ok ? undefined : sent.error;
       if (status !== undefined && status >= 200 && status < 300) {
         this.hooks.exported(name, count);
+        return;
+      }
+      if (!sent.ok && sent.permanent === true) {
+        this.hooks.dropped(name, 'permanent_error', count);
+        this.hooks.warn(name, 'otlp export could not be sent: batch dropped', { error: failure, events: count });
         return;
       }
       if (status !== undefined && !isRetryableStatus(status)) {
