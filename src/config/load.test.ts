@@ -290,6 +290,13 @@ ratelimit:
     }
   });
 
+  test('an unresolved YAML tag is an error at its line and column, never the plain value it would leave', () => {
+    const errors = errs(fromYaml('admin:\n  enabled: true\n  admin_keys: [!ENV ADMIN_KEY]\n'));
+    assert.equal(errors.length, 1);
+    assert.match(errors[0], /unsupported YAML tag at line 3, column 16/);
+    assert.ok(!errors[0].includes('ADMIN_KEY'), errors[0]);
+  });
+
   test('duplicate keys are a YAML error', () => {
     const errors = errs(fromYaml('proxy:\n  addr: 0.0.0.0:1\n  addr: 0.0.0.0:2\n'));
     assert.equal(errors.length, 1);

@@ -39,14 +39,23 @@ function readConfigFile(file: string, abs: string): { data: Json; errors: string
   // prettyErrors off: its messages quote the offending source line, which may hold a secret.
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) {
+  // The library keeps the plain value of a tag it cannot resolve and only warns: `!ENV ADMIN_KEY`
+  // would make the string "ADMIN_KEY" the admin key. Such a tag is an error, as in the resources file.
+  const unresolved = doc.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED');
+  if (doc.errors.length > 0 || unresolved.length > 0) {
     return {
       data: {},
-      errors: doc.errors.map((err) => {
-        const { line, col } = lineCounter.linePos(err.pos[0]);
-        const msg = err.code === 'MULTIPLE_DOCS' ? 'the file must hold a single YAML document' : yamlDescription(err.message);
-        return `${where}: YAML syntax error at line ${line}, column ${col}: ${msg}`;
-      }),
+      errors: [
+        ...doc.errors.map((err) => {
+          const { line, col } = lineCounter.linePos(err.pos[0]);
+          const msg = err.code === 'MULTIPLE_DOCS' ? 'the file must hold a single YAML document' : yamlDescription(err.message);
+          return `${where}: YAML syntax error at line ${line}, column ${col}: ${msg}`;
+        }),
+        ...unresolved.map((w) => {
+          const { line, col } = lineCounter.linePos(w.pos[0]);
+          return `${where}: unsupported YAML tag at line ${line}, column ${col} (write plain values; the environment overrides keys as TOLLGATE_<SECTION>__<KEY>)`;
+        }),
+      ],
     };
   }
   let value: unknown;
