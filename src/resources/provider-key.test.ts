@@ -56,6 +56,8 @@ test('an api_key with a line break or another control character is refused at lo
   assertErrors(load({ ...PK, api_key: 'sk-a\nsk-b' }), ['provider_keys[0] ("pk").api_key: must not contain control characters']);
   // Printable text outside ASCII is not a control character.
   expectOk(load({ ...PK, api_key: 'sk-ünïcode' }));
+  // Beyond U+00FF no header can carry it (a pasted ellipsis): refused, not a 502 on every request.
+  assertErrors(load({ ...PK, api_key: 'sk-abc\u2026def' }), ['provider_keys[0] ("pk").api_key: must not contain characters above U+00FF (no header can carry them)']);
 });
 
 test('a multi-line JSON credential of a family that parses one (vertex, bedrock, azure-openai) loads; an unparsable one does not', () => {

@@ -82,6 +82,8 @@ const JSON_CREDENTIAL_FAMILIES = new Set(['vertex', 'bedrock', 'azure-openai']);
 
 /** C0 controls and DEL: an HTTP client refuses a header value carrying one (CR and LF would split the header). */
 const CONTROL_CHARACTER = /[\x00-\x1f\x7f]/;
+/** Characters a header value cannot hold at all (HTTP header values are bytes). */
+const BEYOND_LATIN1 = /[^\x00-\xff]/;
 
 /**
  * Whether api_key can go into an upstream header as it is. A JSON credential of the families that
@@ -103,6 +105,10 @@ function credentialSendable(doc: ProviderKeyDoc): boolean {
 export function checkProviderKey(doc: ProviderKeyDoc, report: Report): void {
   // Refused now rather than as a 502 on every request; the message never quotes the credential.
   if (typeof doc.api_key === 'string' && !credentialSendable(doc)) report(['api_key'], 'must not contain control characters');
+  else if (typeof doc.api_key === 'string' && !JSON_CREDENTIAL_FAMILIES.has(doc.adapter ?? doc.provider ?? '') && BEYOND_LATIN1.test(doc.api_key)) {
+    // A pasted "…" or a smart quote: no HTTP header can carry it.
+    report(['api_key'], 'must not contain characters above U+00FF (no header can carry them)');
+  }
   if (typeof doc.api_base === 'string') {
     const base = doc.api_base.trim();
     let url: URL | undefined;
