@@ -641,6 +641,18 @@ observability: {access_log: "true", metrics: {prometheus: {enabled: null}}}
 });
 
 describe('environment overrides', () => {
+  test('errors of keys, or rules across keys, that a variable set name it', () => {
+    assert.deepEqual(errs(fromEnv({ TOLLGATE_PROXY__URL_REWRITES: '[{"match":"^/a","rewrite":"/b","bogus":1}]' })), [
+      'proxy.url_rewrites[0].bogus: unknown key (from TOLLGATE_PROXY__URL_REWRITES)',
+    ]);
+    assert.deepEqual(errs(fromEnv({ TOLLGATE_ADMIN__ENABLED: 'true', TOLLGATE_ADMIN__ADMIN_KEYS: '' })), [
+      'admin.admin_keys: must list at least one key when admin.enabled is true (from TOLLGATE_ADMIN__ADMIN_KEYS, TOLLGATE_ADMIN__ENABLED)',
+    ]);
+    assert.deepEqual(errs(fromEnv({ TOLLGATE_RATELIMIT__LEASE_RENEW_INTERVAL_MS: '400000' })), [
+      'ratelimit.lease_renew_interval_ms: must be shorter than ratelimit.concurrency_ttl_secs (from TOLLGATE_RATELIMIT__LEASE_RENEW_INTERVAL_MS)',
+    ]);
+  });
+
   test('the documented examples apply, coerced by the key type', () => {
     const config = ok(
       fromEnv({

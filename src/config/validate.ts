@@ -114,6 +114,12 @@ function fromEnv(path: string, origins: Map<string, string>): string {
   return '';
 }
 
+/** For a rule across keys: the variables that set any of `paths`, as a suffix for the error. */
+function fromEnvAny(paths: readonly string[], origins: Map<string, string>): string {
+  const names = [...new Set(paths.map((p) => fromEnv(p, origins)).filter((s) => s !== '').map((s) => s.slice(7, -1)))];
+  return names.length === 0 ? '' : ` (from ${names.join(', ')})`;
+}
+
 function schemaErrors(data: Json, origins: Map<string, string>): string[] {
   if (validateSchema(data)) return [];
   const out: string[] = [];
@@ -122,7 +128,7 @@ function schemaErrors(data: Json, origins: Map<string, string>): string[] {
     if (err.keyword === 'additionalProperties') {
       const key = String(err.params.additionalProperty);
       const path = segs.length === 0 ? key : `${segs.join('')}.${key}`;
-      out.push(`${path}: unknown key`);
+      out.push(`${path}: unknown key${fromEnv(path, origins)}`);
       continue;
     }
     if (err.keyword === 'required') {
@@ -177,7 +183,7 @@ function crossKeyErrors(data: Json, origins: Map<string, string>): string[] {
   }
   const admin = data.admin as Json | undefined;
   if (admin?.enabled === true && Array.isArray(admin.admin_keys) && admin.admin_keys.length === 0) {
-    out.push('admin.admin_keys: must list at least one key when admin.enabled is true');
+    out.push(`admin.admin_keys: must list at least one key when admin.enabled is true${fromEnvAny(['admin.admin_keys', 'admin.enabled'], origins)}`);
   }
   return out;
 }
@@ -203,22 +209,23 @@ export function validateConfig(data: Json, origins: Map<string, string>): string
   const schema = schemaErrors(data, origins);
   // Rules over a whole section read its typed values: only once the schema holds for that section.
   const ratelimitTyped = !schema.some((e) => e.startsWith('ratelimit.') || e.startsWith('ratelimit:'));
-  const sections = ratelimitTyped ? rateLimitConfigErrors((data as unknown as GatewayConfig).ratelimit) : [];
+  const sections = ratelimitTyped ? rateLimitConfigErrors((data as unknown as GatewayConfig).ratelimit, origins) : [];
   return [...schema, ...crossKeyErrors(data, origins), ...sections];
 }
 
 /** Rules across keys of the section; empty when it is usable. */
-export function rateLimitConfigErrors(c: GatewayConfig['ratelimit']): string[] {
+export function rateLimitConfigErrors(c: GatewayConfig['ratelimit'], origins: Map<string, string> = new Map()): string[] {
   const out: string[] = [];
+  const env = (...paths: string[]): string => fromEnvAny(paths.map((p) => `ratelimit.${p}`), origins);
   if (c.lease_renew_interval_ms >= c.concurrency_ttl_secs * 1000) {
-    out.push('ratelimit.lease_renew_interval_ms: must be shorter than ratelimit.concurrency_ttl_secs');
+    out.push(`ratelimit.lease_renew_interval_ms: must be shorter than ratelimit.concurrency_ttl_secs${env('lease_renew_interval_ms', 'concurrency_ttl_secs')}`);
   }
   if (c.backend === 'redis' && c.redis.mode === 'cluster' && c.redis.nodes.length === 0) {
-    out.push('ratelimit.redis.nodes: must list at least one node in cluster mode');
+    out.push(`ratelimit.redis.nodes: must list at least one node in cluster mode${env('redis.nodes', 'redis.mode', 'backend')}`);
   }
   if (c.backend === 'redis' && c.redis.mode === 'sentinel') {
-    if (c.redis.sentinels.length === 0) out.push('ratelimit.redis.sentinels: must list at least one sentinel in sentinel mode');
-    if (c.redis.master_name === undefined) out.push('ratelimit.redis.master_name: required in sentinel mode');
+    if (c.redis.sentinels.length === 0) out.push(`ratelimit.redis.sentinels: must list at least one sentinel in sentinel mode${env('redis.sentinels', 'redis.mode', 'backend')}`);
+    if (c.redis.master_name === undefined) out.push(`ratelimit.redis.master_name: required in sentinel mode${env('redis.master_name', 'redis.mode', 'backend')}`);
   }
   return out;
 }
