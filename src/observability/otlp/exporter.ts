@@ -356,19 +356,9 @@ export class OtlpHttpExporter {
   /** Start the delivery loop if it is not running. */
   private start(): Promise<void> {
     if (this.sending === undefined && this.sealed.length > 0) {
-      this.sending = this.drain()
-        .catch((err: unknown) => {
-          // Never an unhandled rejection (it would end the process): what was queued is lost, counted.
-          const lost = this.sealed.reduce((n, b) => n + b.count, 0);
-          this.sealed.length = 0;
-          this.queuedEvents = 0;
-          this.queuedBytes = 0;
-          if (lost > 0) this.hooks.dropped(this.config.name, 'permanent_error', lost);
-          this.hooks.warn(this.config.name, 'otlp export failed', { error: err instanceof Error ? err.message : String(err) });
-        })
-        .finally(() => {
-          this.sending = undefined;
-        });
+      this.sending = this.drain().finally(() => {
+        this.sending = undefined;
+      });
     }
     return this.sending ?? Promise.resolve();
   }
@@ -379,7 +369,15 @@ export class OtlpHttpExporter {
       this.queuedEvents -= batch.count;
       this.queuedBytes -= batch.body.length;
       if (this.stop.signal.aborted) this.hooks.dropped(this.config.name, 'exporter_closed', batch.count);
-      else await this.deliver(batch);
+      else {
+        try {
+          await this.deliver(batch);
+        } catch (err) {
+          // Never an unhandled rejection (it would end the process): the batch is lost, counted.
+          this.hooks.dropped(this.config.name, 'permanent_error', batch.count);
+          this.hooks.warn(this.config.name, 'otlp export failed: batch dropped', { error: err instanceof Error ? err.message : String(err), events: batch.count });
+        }
+      }
       if (this.spare.length < MAX_SPARE_BUFFERS) this.spare.push(batch.store);
     }
   }
