@@ -227,6 +227,17 @@ test('no first event within upstream.stream_timeout_ms: 504, not a 200 stream', 
   });
 });
 
+test('no response head within upstream.stream_timeout_ms on a stream request: 504 then too, the upstream request cut', async () => {
+  mock.script({ sse: chatChunks(), delayHeadersMs: STREAM_TIMEOUT_MS * 4 });
+  const started = Date.now();
+  const res = await postStream();
+  const text = await res.text();
+  assert.equal(res.status, 504, text);
+  assert.equal(JSON.parse(text).error.code, 'upstream_timeout');
+  assert.ok(Date.now() - started < STREAM_TIMEOUT_MS * 3, `answered after ${Date.now() - started} ms, not at the stream timeout`);
+  await waitFor('the upstream request cut', () => mock.aborted === 1, 2000);
+});
+
 test('an upstream error status on a stream request is an ordinary error response with its status', async () => {
   mock.script({ status: 429, headers: { 'retry-after': '3' }, json: { error: { message: 'slow down', type: 'requests', code: 'rate_limit_exceeded' } } });
   const limited = await postStream();

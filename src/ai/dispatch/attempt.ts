@@ -152,7 +152,8 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
     headers,
     body: payload,
     connectTimeoutMs: settings.connectTimeoutMs,
-    headersTimeoutMs: timeoutMs,
+    // A stream's first event cannot come before its head: the head waits no longer than either bound.
+    headersTimeoutMs: call.stream ? earliest(timeoutMs, streamTimeoutMs) : timeoutMs,
     cancel: ctx,
     resendOnStaleConnection: true,
   });
@@ -329,6 +330,9 @@ function keyHeaders(headers: Record<string, string | string[] | number>, rules: 
 }
 
 /** The refusal of count_tokens for a model none of whose targets is messages-family. */
+/** The shorter of two timeouts, 0 standing for none. */
+const earliest = (a: number, b: number): number => (a === 0 ? b : b === 0 ? a : Math.min(a, b));
+
 export function countTokensUnsupported(alias: string): GatewayError {
   return new GatewayError('invalid_request', `model '${alias}' does not support /v1/messages/count_tokens: token counting is only available for messages-family (anthropic) targets`, { publicCode: null });
 }
