@@ -295,6 +295,8 @@ test('tollgateLaunch reads how npm start runs Tollgate: node flags and the entry
     assert.deepEqual(tollgateLaunch(dir), { nodeFlags: ['--x=1'], entry: join(dir, 'main.js'), env: {} });
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ scripts: { start: 'A=1 B_2=x=y node main.js start' } }));
     assert.deepEqual(tollgateLaunch(dir), { nodeFlags: [], entry: join(dir, 'main.js'), env: { A: '1', B_2: 'x=y' } });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ scripts: { start: 'A=1 exec node --x=1 main.js start' } }));
+    assert.deepEqual(tollgateLaunch(dir), { nodeFlags: ['--x=1'], entry: join(dir, 'main.js'), env: { A: '1' } });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

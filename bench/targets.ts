@@ -181,6 +181,8 @@ export function tollgateLaunch(repo: string): TollgateLaunch | null {
     const w = words.shift()!;
     env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
   }
+  // `exec` makes node replace npm's shell, so a signal to npm start reaches the gateway.
+  if (words[0] === 'exec') words.shift();
   if (words[0] !== 'node' || words.at(-1) !== 'start' || words.length < 3) return null;
   const entry = join(repo, words.at(-2)!);
   return existsSync(entry) ? { nodeFlags: words.slice(1, -2), entry, env } : null;

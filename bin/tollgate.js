@@ -6,6 +6,12 @@
 // arenas (see docs/configuration.md, "Running the process"). Tests and development run
 // src/main.ts directly.
 import module from 'node:module';
+import { nodeVersionProblem } from './node-version.js';
 
+const problem = nodeVersionProblem(process.version);
+if (problem !== undefined) {
+  console.error(problem);
+  process.exit(1);
+}
 module.enableCompileCache?.();
 await import('../src/main.ts');

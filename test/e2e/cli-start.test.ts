@@ -250,6 +250,7 @@ describe('where the config comes from', { concurrency: true }, () => {
       const [name, value] = words.shift()!.split('=');
       vars[name] = value;
     }
+    if (words[0] === 'exec') words.shift();
     assert.equal(words[0], 'node');
     assert.deepEqual(words.slice(-2), ['bin/tollgate.js', 'start']);
     const cache = fs.mkdtempSync(os.tmpdir() + '/tollgate-ccache-');
@@ -270,6 +271,50 @@ describe('where the config comes from', { concurrency: true }, () => {
     const cached = fs.readdirSync(cache, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
     assert.ok(cached.length >= 50, `compile cache holds the loaded modules (found ${cached.length} files)`);
     assert.equal(await gw.stop(), 0);
+  });
+
+  test("a SIGTERM to npm start's shell reaches the gateway, which drains and exits 0 (exec: no orphan left serving)", async (t) => {
+    const start: string = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).scripts.start;
+    // As npm runs a script: `sh -c <script>` in the package directory, this Node first on PATH.
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+      TOLLGATE_PROXY__ADDR: '127.0.0.1:0',
+      TOLLGATE_OBSERVABILITY__METRICS__PROMETHEUS__ENABLED: 'false',
+    };
+    delete env.NODE_TEST_CONTEXT;
+    const sh = spawn('sh', ['-c', start], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let gatewayPid: number | undefined;
+    t.after(() => {
+      // Whatever happened, nothing is left running.
+      for (const pid of [sh.pid, gatewayPid]) {
+        try {
+          if (pid !== undefined) process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    });
+    let stderr = '';
+    sh.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    let out = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ready line\n${stderr}`)), 30_000);
+      sh.stdout!.setEncoding('utf8').on('data', (c: string) => {
+        out += c;
+        const line = out.split('\n').find((l) => l.includes('"event":"ready"'));
+        if (line === undefined) return;
+        gatewayPid = JSON.parse(line).pid;
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    assert.equal(gatewayPid, sh.pid, 'the gateway is the process npm started (the shell exec-ed it)');
+    const exited = once(sh, 'close');
+    sh.kill('SIGTERM');
+    const [code, signal] = (await Promise.race([exited, new Promise((r) => setTimeout(() => r(['timeout']), 15_000))])) as [number | string, string | null];
+    assert.deepEqual([code, signal], [0, null], stderr);
+    assert.match(stderr, /drain complete/);
   });
 
   test('the launcher runs as a command through its shebang, with the variables and flags of its first line', async () => {
