@@ -7,6 +7,7 @@ Usage:
   tollgate start [--config FILE]        start the gateway (default config, built-in demo resources)
   tollgate validate --resources FILE    check a resources file without starting
   tollgate <command> --help             help for a command
+  tollgate --version                    print the version
 
 Environment:
   TOLLGATE_CONFIG                       config file path when --config is not given
@@ -72,6 +73,11 @@ export async function runCli(argv: string[]): Promise<number> {
   if (command === undefined) return usageError('a command is required', MAIN_HELP);
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(MAIN_HELP);
+    return 0;
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    const { tollgateVersion } = await import('./version.ts');
+    process.stdout.write(`tollgate ${tollgateVersion()}\n`);
     return 0;
   }
   if (command === 'start') {

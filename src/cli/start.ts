@@ -11,6 +11,7 @@ import { SnapshotHolder } from '../snapshot/snapshot.ts';
 import { createReloader } from './reload.ts';
 import { createLogger, flushLogger, type Logger } from '../observability/logger.ts';
 import { observabilitySinks } from '../observability/wiring.ts';
+import { tollgateVersion } from './version.ts';
 import { HealthTracker } from '../ai/dispatch/health.ts';
 import { healthTargets } from '../ai/dispatch/groups.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -61,7 +62,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   }
   const { config, resourcesFile } = first;
   const logger = createLogger(config.observability.log_level);
-  const obs = observabilitySinks(config.observability, logger, process.env.npm_package_version);
+  const obs = observabilitySinks(config.observability, logger, tollgateVersion());
   const { metrics, usage } = obs;
   const snapshots = new SnapshotHolder();
   const health = new HealthTracker({ now: Date.now });

@@ -10,7 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { runCli } from '../harness/spawn.ts';
+import { repoRoot, runCli } from '../harness/spawn.ts';
 
 let dir: string;
 
@@ -86,9 +86,11 @@ describe('help and usage errors', { concurrency: 3 }, () => {
     // -h wins over a config that could not even be read: help never starts anything.
     [['start', '-h', '--config', '/nonexistent/tollgate.yaml'], [/Usage: tollgate start/]],
     [['validate', '--help'], [/Usage: tollgate validate/, /--resources FILE/]],
+    [['--version'], [new RegExp(`^tollgate ${JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version.replace(/\./g, '\\.')}\n$`)]],
+    [['-v'], [/^tollgate \d+\.\d+\.\d+/]],
   ];
   for (const [args, patterns] of helps) {
-    test(`tollgate ${args.join(' ')} prints usage on stdout and exits 0`, async () => {
+    test(`tollgate ${args.join(' ')} prints its text on stdout and exits 0`, async () => {
       const r = await runCli(args);
       assert.equal(r.code, 0, r.stderr);
       for (const p of patterns) assert.match(r.stdout, p);
