@@ -202,6 +202,7 @@ test('a reload of a large file does not stall the requests being served meanwhil
   });
   t.after(() => gw.stop());
   fs.writeFileSync(gw.resourcesPath!, YAML.stringify(many('b')));
+  const signalled = performance.now();
   gw.signal('SIGHUP');
   // Probe the proxy back to back until the new generation is serving; note the slowest answer.
   let slowest = 0;
@@ -219,7 +220,11 @@ test('a reload of a large file does not stall the requests being served meanwhil
     if (Date.now() > deadline) assert.fail(`the reload did not finish in 20 s\n${gw.stderrText()}`);
     await new Promise((r) => setTimeout(r, 10));
   }
-  assert.ok(slowest < 300, `a probe waited ${slowest.toFixed(0)} ms during the reload (${probes} probes)`);
+  // A loader on the serving thread would hold one probe for about the whole reload; a loaded
+  // machine (the suite's other files, a slow host) delays a probe now and then by a few hundred ms.
+  const reloadMs = performance.now() - signalled;
+  const bound = Math.max(300, reloadMs / 2);
+  assert.ok(slowest < bound, `a probe waited ${slowest.toFixed(0)} ms during a reload of ${reloadMs.toFixed(0)} ms (${probes} probes; bound ${bound.toFixed(0)} ms)`);
   const st = (await (await fetch(`${gw.metricsUrl}/status/config`)).json()) as { resource_counts: { api_keys: number } };
   assert.equal(st.resource_counts.api_keys, 15_001);
 });
