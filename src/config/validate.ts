@@ -106,17 +106,22 @@ function message(err: ErrorObject): string {
   }
 }
 
+/** The variable that set `path` (or a key above it), if one did. */
+function envVariable(path: string, origins: Map<string, string>): string | undefined {
+  for (const [key, variable] of origins) {
+    if (path === key || path.startsWith(`${key}[`) || path.startsWith(`${key}.`)) return variable;
+  }
+  return undefined;
+}
+
 /** The variable that set `path` (or a key above it), as a suffix for the error. */
 function fromEnv(path: string, origins: Map<string, string>): string {
-  for (const [key, variable] of origins) {
-    if (path === key || path.startsWith(`${key}[`) || path.startsWith(`${key}.`)) return ` (from ${variable})`;
-  }
-  return '';
+  return fromEnvAny([path], origins);
 }
 
 /** For a rule across keys: the variables that set any of `paths`, as a suffix for the error. */
 function fromEnvAny(paths: readonly string[], origins: Map<string, string>): string {
-  const names = [...new Set(paths.map((p) => fromEnv(p, origins)).filter((s) => s !== '').map((s) => s.slice(7, -1)))];
+  const names = [...new Set(paths.map((p) => envVariable(p, origins)).filter((v) => v !== undefined))];
   return names.length === 0 ? '' : ` (from ${names.join(', ')})`;
 }
 
