@@ -33,3 +33,8 @@ test('isIpOrCidr accepts strict IPv4/IPv6 addresses and CIDRs only', () => {
     assert.equal(isIpOrCidr(bad), false, bad);
   }
 });
+
+test('an entry in a form a parser reads as another network admits nobody (the loader refuses it too)', () => {
+  const c = compileSourceCidrs(['010.0.0.1', '192.168.010.0/24', '10.1']);
+  for (const ip of ['8.0.0.1', '192.168.8.5', '192.168.10.5', '10.0.0.1']) assert.equal(sourceAllowed(c, ip), false, ip);
+});

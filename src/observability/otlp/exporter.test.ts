@@ -321,6 +321,27 @@ describe('delivery', () => {
     assert.ok(!JSON.stringify(hooks.warnings).includes('tok-SECRET'), 'the header value is never logged');
   });
 
+  test('a delivery that throws (a failing hook) drops its batch, counted, and the exporter goes on', async () => {
+    const hooks = recorder();
+    let failing = true;
+    const ex = new OtlpHttpExporter({ name: 'rx', endpoint: rx.url, headers: {}, sampleRate: 1 }, {
+      ...hooks,
+      exported: (name, n) => {
+        if (failing) throw new Error('hook failed');
+        hooks.exported(name, n);
+      },
+    }, FAST);
+    ex.emit(event());
+    await ex.kick();
+    assert.deepEqual(hooks.drops, [['permanent_error', 1]]);
+    assert.deepEqual(hooks.warnings, ['otlp export failed: batch dropped']);
+    failing = false;
+    ex.emit(event());
+    await ex.kick();
+    await ex.close();
+    assert.equal(hooks.exportedCount, 1, 'the next batch is delivered');
+  });
+
   test('400 drops the batch at once as permanent_error', async () => {
     rx.script(400);
     const hooks = recorder();
