@@ -252,6 +252,27 @@ test('aborted counts clients that leave before the reply finished', async () => 
   assert.equal(mock.aborted, 2);
 });
 
+test('a request from before a reset that is cut after it is not counted', async () => {
+  mock.script({ delayHeadersMs: 5000, json: {} });
+  const ac = new AbortController();
+  const pending = post('/x', {}, { signal: ac.signal });
+  await mock.waitForRequests(1);
+  mock.reset();
+  ac.abort();
+  await assert.rejects(pending);
+  // The cut request after it, which does count, shows the first one's close has been handled.
+  mock.script({ delayHeadersMs: 5000, json: {} });
+  const ac2 = new AbortController();
+  const pending2 = post('/x', {}, { signal: ac2.signal });
+  await mock.waitForRequests(1);
+  ac2.abort();
+  await assert.rejects(pending2);
+  await poll(() => mock.aborted >= 1, 'second abort');
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(mock.aborted, 1);
+  assert.equal(mock.requests.length, 1);
+});
+
 test('waitForRequests resolves on arrival and rejects on timeout', async () => {
   const waiting = mock.waitForRequests(2, 2000);
   await post('/x', {});

@@ -67,7 +67,7 @@ export interface MockUpstream {
   /** Queue replies: each request consumes the next one; when the queue is empty the fallback answers. */
   script(...replies: Script[]): void;
   setFallback(s: Script): void;
-  /** Requests whose client went away before the reply finished (the mock's own cuts do not count). */
+  /** Requests since the last reset whose client went away before the reply finished (the mock's own cuts do not count). */
   readonly aborted: number;
   /** Resolve once at least n requests were recorded; reject after timeoutMs (default 5000). */
   waitForRequests(n: number, timeoutMs?: number): Promise<void>;
@@ -87,6 +87,8 @@ export async function startMockUpstream(): Promise<MockUpstream> {
   let fallback: Script = defaultFallback;
   let requests: RecordedRequest[] = [];
   let aborted = 0;
+  // Bumped by reset: a request from before it that is cut later must not count against the next test.
+  let generation = 0;
   let closing: Promise<void> | undefined;
   let waiters: Array<{ n: number; resolve: () => void }> = [];
 
@@ -95,8 +97,9 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     res.on('error', () => {});
     req.on('error', () => {});
     const state = { selfDestroyed: false };
+    const born = generation;
     res.on('close', () => {
-      if (!res.writableFinished && !state.selfDestroyed && !closing) aborted++;
+      if (!res.writableFinished && !state.selfDestroyed && !closing && born === generation) aborted++;
     });
 
     const parts: Buffer[] = [];
@@ -176,6 +179,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
       queue.length = 0;
       fallback = defaultFallback;
       aborted = 0;
+      generation++;
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
