@@ -5,7 +5,9 @@ const MAIN_HELP = `tollgate — open-source API and AI gateway
 
 Usage:
   tollgate start [--config FILE]        start the gateway (default config, built-in demo resources)
-  tollgate validate --resources FILE    check a resources file without starting
+  tollgate validate [--config FILE] [--resources FILE]
+                                        check a config and its resources file, or a resources
+                                        file, without starting
   tollgate <command> --help             help for a command
   tollgate --version                    print the version
 
@@ -33,15 +35,21 @@ Options:
   -h, --help          this help
 `;
 
-const VALIDATE_HELP = `Usage: tollgate validate --resources FILE
+const VALIDATE_HELP = `Usage: tollgate validate [--config FILE] [--resources FILE]
 
-Loads FILE through the same loader as boot and SIGHUP reload (interpolation, schema,
-cross-references) and reports the result without starting anything.
+Runs the loaders of boot and SIGHUP reload and reports the result without starting anything.
+  --config FILE      the bootstrap config as start reads it (the file, TOLLGATE_* overrides,
+                     cross-key rules), then the resources file it names
+  --resources FILE   a resources file (interpolation, schema, cross-references); given with
+                     --config, it is checked in place of the config's resources_file
+With neither, the config named by TOLLGATE_CONFIG is checked.
 
-Prints "OK: FILE loaded N resource(s)" and exits 0, or prints every error with its path and
-exits 1. Environment variables referenced by \${VAR} and key_env must be set.
+Prints an "OK:" line per file ("OK: FILE loaded N resource(s)" for resources) and exits 0, or
+prints every error with its path and exits 1. Environment variables referenced by \${VAR} and
+key_env must be set.
 
 Options:
+  -c, --config FILE      the bootstrap config to check
   -r, --resources FILE   the resources file to check
   -h, --help             this help
 `;
@@ -88,11 +96,13 @@ export async function runCli(argv: string[]): Promise<number> {
     return startCommand({ configFile: (flags.config as string | undefined) ?? process.env.TOLLGATE_CONFIG });
   }
   if (command === 'validate') {
-    const flags = parseFlags(rest, { resources: { type: 'string', short: 'r' } }, VALIDATE_HELP);
+    const flags = parseFlags(rest, { config: { type: 'string', short: 'c' }, resources: { type: 'string', short: 'r' } }, VALIDATE_HELP);
     if (typeof flags === 'number') return flags;
-    if (typeof flags.resources !== 'string') return usageError('--resources FILE is required', VALIDATE_HELP);
+    const resources = flags.resources as string | undefined;
+    const config = (flags.config as string | undefined) ?? (resources === undefined ? process.env.TOLLGATE_CONFIG : undefined);
+    if (config === undefined && resources === undefined) return usageError('--config FILE or --resources FILE is required', VALIDATE_HELP);
     const { validateCommand } = await import('./validate.ts');
-    return validateCommand(flags.resources);
+    return validateCommand({ config, resources });
   }
   return usageError(`unknown command "${command}"`, MAIN_HELP);
 }

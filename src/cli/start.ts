@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAddr } from '../config/address.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { formatLoadErrors } from '../resources/issues.ts';
+import { formatConfigErrors } from '../config/format-config-errors.ts';
 import { bootInChild } from './loader-process.ts';
 import { SnapshotHolder } from '../snapshot/snapshot.ts';
 import { createReloader } from './reload.ts';
@@ -55,7 +56,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
   // Config and resources are loaded in a child process: see loader-process.ts.
   const first = await bootInChild(opts.configFile, DEMO_RESOURCES);
   if (!first.ok) {
-    if (first.stage === 'config') process.stderr.write(`tollgate: invalid configuration:\n${first.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+    if (first.stage === 'config') process.stderr.write(formatConfigErrors(first.errors) + '\n');
     else if (first.stage === 'resources') process.stderr.write(formatLoadErrors(first.resourcesFile, first.errors) + '\n');
     else process.stderr.write(`tollgate: ${first.errors[0]}\n`);
     return 1;

@@ -570,6 +570,38 @@ observability: {access_log: "true", metrics: {prometheus: {enabled: null}}}
     assert.deepEqual(ok(fromYaml('admin: {enabled: true, admin_keys: [k1]}\n')).admin.admin_keys, ['k1']);
   });
 
+  test('two enabled listeners on one port are refused, naming both keys; port 0, disabled listeners and distinct hosts are not', () => {
+    assertErrors(fromYaml('proxy: {addr: "127.0.0.1:3911"}\nobservability: {metrics: {prometheus: {addr: "127.0.0.1:3911"}}}\n'), [
+      'observability.metrics.prometheus.addr: "127.0.0.1:3911" takes the port of proxy.addr "127.0.0.1:3911": each listener needs its own',
+    ]);
+    // A wildcard overlaps every address of its family; `::` is dual-stack, so every address.
+    assertErrors(fromYaml('proxy: {addr: "0.0.0.0:3911"}\nadmin: {enabled: true, admin_keys: [k], addr: "127.0.0.1:3911"}\n'), [
+      'admin.addr: "127.0.0.1:3911" takes the port of proxy.addr "0.0.0.0:3911": each listener needs its own',
+    ]);
+    assertErrors(fromYaml('proxy: {addr: "[::]:3911"}\nobservability: {debug: {enabled: true, addr: "10.0.0.1:3911"}}\n'), [
+      'observability.debug.addr: "10.0.0.1:3911" takes the port of proxy.addr "[::]:3911": each listener needs its own',
+    ]);
+    // The same IPv6 address written two ways, and a hostname against itself.
+    assertErrors(fromYaml('proxy: {addr: "[0:0::1]:3911"}\nobservability: {metrics: {prometheus: {addr: "[::1]:3911"}}}\n'), [
+      'observability.metrics.prometheus.addr: "[::1]:3911" takes the port of proxy.addr "[0:0::1]:3911": each listener needs its own',
+    ]);
+    assert.equal(errs(fromYaml('proxy: {addr: "Localhost:3911"}\nobservability: {metrics: {prometheus: {addr: "localhost:3911"}}}\n')).length, 1);
+    // A value from the environment names its variable.
+    assertErrors(fromYaml('proxy: {addr: "127.0.0.1:3911"}\n', { TOLLGATE_OBSERVABILITY__METRICS__PROMETHEUS__ADDR: '127.0.0.1:3911' }), [
+      'observability.metrics.prometheus.addr: "127.0.0.1:3911" takes the port of proxy.addr "127.0.0.1:3911": each listener needs its own (from TOLLGATE_OBSERVABILITY__METRICS__PROMETHEUS__ADDR)',
+    ]);
+    for (const fine of [
+      'proxy: {addr: "127.0.0.1:0"}\nobservability: {metrics: {prometheus: {addr: "127.0.0.1:0"}}, debug: {enabled: true, addr: "127.0.0.1:0"}}\n',
+      'proxy: {addr: "127.0.0.1:3911"}\nobservability: {metrics: {prometheus: {enabled: false, addr: "127.0.0.1:3911"}}}\n',
+      'proxy: {addr: "127.0.0.1:3911"}\nobservability: {metrics: {prometheus: {addr: "127.0.0.2:3911"}}}\n',
+      'proxy: {addr: "0.0.0.0:3911"}\nobservability: {metrics: {prometheus: {addr: "[::1]:3911"}}}\n',
+      // What a hostname resolves to is known at bind time only.
+      'proxy: {addr: "0.0.0.0:3911"}\nobservability: {metrics: {prometheus: {addr: "localhost:3911"}}}\n',
+    ]) {
+      ok(fromYaml(fine));
+    }
+  });
+
   test('admin.admin_keys entries must be non-empty strings, and keys are never echoed', () => {
     const errors = errs(fromYaml('admin: {enabled: true, admin_keys: ["", sk-top-secret, 5]}\n'));
     assert.deepEqual(errors.sort(), ['admin.admin_keys[0]: must not be empty', 'admin.admin_keys[2]: must be a string']);

@@ -4,6 +4,7 @@
 // never hold secrets (addresses, CIDRs, enums); admin keys are never echoed.
 
 import { Ajv, type ErrorObject } from 'ajv';
+import ipaddr from 'ipaddr.js';
 import { isRedisUrl, parseAddr } from './address.ts';
 import { isIpOrCidr } from '../lib/source-cidrs.ts';
 import { ConfigSchema, MAX_URL_REWRITE_PATTERN, type GatewayConfig } from './schema.ts';
@@ -193,6 +194,58 @@ function crossKeyErrors(data: Json, origins: Map<string, string>): string[] {
   return out;
 }
 
+/** The listeners a config starts, in the order start binds them: [key path, enabled flag path or undefined]. */
+const LISTENERS: ReadonlyArray<readonly [string, string | undefined]> = [
+  ['proxy.addr', undefined],
+  ['observability.metrics.prometheus.addr', 'observability.metrics.prometheus.enabled'],
+  ['observability.debug.addr', 'observability.debug.enabled'],
+  ['admin.addr', 'admin.enabled'],
+];
+
+function at(data: Json, path: string): unknown {
+  let v: unknown = data;
+  for (const k of path.split('.')) v = v !== null && typeof v === 'object' ? (v as Json)[k] : undefined;
+  return v;
+}
+
+/**
+ * Whether two listen hosts take the same port from each other (Node binds `::` dual-stack, so it
+ * covers IPv4 too). A hostname is compared only by name: what it resolves to is known at bind
+ * time, so an unsure pair is left to the bind error rather than refused here.
+ */
+function hostsOverlap(a: string, b: string): boolean {
+  const norm = (h: string): string => (ipaddr.isValid(h) ? ipaddr.parse(h).toNormalizedString() : h.toLowerCase());
+  const [x, y] = [norm(a), norm(b)];
+  const ANY6 = ipaddr.parse('::').toNormalizedString();
+  if (x === y || x === ANY6 || y === ANY6) return true;
+  const v4 = (h: string): boolean => ipaddr.IPv4.isValidFourPartDecimal(h);
+  return (x === '0.0.0.0' && v4(y)) || (y === '0.0.0.0' && v4(x));
+}
+
+/** Two enabled listeners on one port: the second bind would fail, so the config is refused up front. */
+function listenerClashErrors(data: Json, origins: Map<string, string>): string[] {
+  const bound: Array<{ path: string; addr: string; host: string; port: number }> = [];
+  const out: string[] = [];
+  for (const [path, enabled] of LISTENERS) {
+    if (enabled !== undefined && at(data, enabled) !== true) continue;
+    const addr = at(data, path);
+    if (typeof addr !== 'string') continue;
+    let parsed: { host: string; port: number };
+    try {
+      parsed = parseAddr(addr);
+    } catch {
+      continue; // the schema reports it
+    }
+    if (parsed.port === 0) continue;
+    const other = bound.find((b) => b.port === parsed.port && hostsOverlap(b.host, parsed.host));
+    if (other !== undefined) {
+      out.push(`${path}: "${addr}" takes the port of ${other.path} "${other.addr}": each listener needs its own${fromEnvAny([path, other.path], origins)}`);
+    }
+    bound.push({ path, addr, ...parsed });
+  }
+  return out;
+}
+
 /** Why `source` does not compile as a regular expression (compiled as the proxy does, no flags); undefined when it does. */
 function regexError(source: string): string | undefined {
   try {
@@ -215,7 +268,7 @@ export function validateConfig(data: Json, origins: Map<string, string>): string
   // Rules over a whole section read its typed values: only once the schema holds for that section.
   const ratelimitTyped = !schema.some((e) => e.startsWith('ratelimit.') || e.startsWith('ratelimit:'));
   const sections = ratelimitTyped ? rateLimitConfigErrors((data as unknown as GatewayConfig).ratelimit, origins) : [];
-  return [...schema, ...crossKeyErrors(data, origins), ...sections];
+  return [...schema, ...crossKeyErrors(data, origins), ...listenerClashErrors(data, origins), ...sections];
 }
 
 /** Rules across keys of the section; empty when it is usable. */

@@ -85,7 +85,7 @@ describe('help and usage errors', { concurrency: 3 }, () => {
     [['start', '--help'], [/Usage: tollgate start/, /--config FILE/, /SIGHUP/, /SIGTERM/]],
     // -h wins over a config that could not even be read: help never starts anything.
     [['start', '-h', '--config', '/nonexistent/tollgate.yaml'], [/Usage: tollgate start/]],
-    [['validate', '--help'], [/Usage: tollgate validate/, /--resources FILE/]],
+    [['validate', '--help'], [/Usage: tollgate validate/, /--resources FILE/, /--config FILE/, /TOLLGATE_CONFIG/]],
     [['--version'], [new RegExp(`^tollgate ${JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version.replace(/\./g, '\\.')}\n$`)]],
     [['-v'], [/^tollgate \d+\.\d+\.\d+/]],
   ];
@@ -103,7 +103,7 @@ describe('help and usage errors', { concurrency: 3 }, () => {
     ['an unknown command', ['frobnicate'], /unknown command "frobnicate"/],
     ['an unknown flag on start', ['start', '--bogus'], /--bogus/],
     ['an unknown flag on validate', ['validate', '--bogus', '--resources', 'x.yaml'], /--bogus/],
-    ['validate without --resources', ['validate'], /--resources FILE is required/],
+    ['validate with nothing to check', ['validate'], /--config FILE or --resources FILE is required/],
   ];
   for (const [what, args, pattern] of usage) {
     test(`${what} exits 2 with usage on stderr`, async () => {
@@ -196,6 +196,64 @@ describe('tollgate validate', { concurrency: 3 }, () => {
   });
 });
 
+describe('tollgate validate --config', { concurrency: 3 }, () => {
+  test('a good config and the resources file it names: an OK line for each, exit 0', async () => {
+    const resources = write('cfg-good.resources.yaml', GOOD_RESOURCES);
+    const config = write('cfg-good.config.yaml', { ...PORT0, resources_file: 'cfg-good.resources.yaml' });
+    const r = await runCli(['validate', '--config', config]);
+    assert.equal(r.code, 0, r.stderr);
+    // The relative resources_file resolves against the config's directory, as start reads it.
+    assert.equal(r.stdout, `OK: ${config} is a valid configuration\nOK: ${resources} loaded 4 resource(s)\n`);
+    assert.equal(r.stderr, '');
+  });
+
+  test('a config without resources_file says start serves the demo resources', async () => {
+    const config = write('cfg-none.config.yaml', PORT0);
+    const r = await runCli(['validate', '-c', config]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `OK: ${config} is a valid configuration (no resources_file: start serves the built-in demo resources)\n`);
+  });
+
+  test('a bad config reports every error as start does, exit 1, and its resources file is not read', async () => {
+    const config = write('cfg-bad.config.yaml', { ...PORT0, proxy: { addr: 'foo' }, upstream: { timeout_ms: -5 }, resources_file: 'missing.yaml' });
+    const env = { TOLLGATE_PROXY__ADRR: '127.0.0.1:0' };
+    const [v, s] = await Promise.all([runCli(['validate', '--config', config], env), runCli(['start', '--config', config], env)]);
+    assert.equal(v.code, 1, v.stderr);
+    assert.equal(v.stdout, '');
+    assert.match(v.stderr, /^tollgate: invalid configuration:\n/);
+    assert.match(v.stderr, /proxy\.addr: invalid address "foo"/);
+    assert.match(v.stderr, /upstream\.timeout_ms: must be an integer >= 0/);
+    assert.match(v.stderr, /TOLLGATE_PROXY__ADRR: unknown key "proxy\.adrr"/);
+    assert.doesNotMatch(v.stderr, /missing\.yaml/);
+    assert.equal(s.code, 1);
+    assert.equal(v.stderr, s.stderr, 'validate and start report a bad config alike');
+  });
+
+  test('a good config naming a bad resources file: the config is OK, every error of the file is listed, exit 1', async () => {
+    const config = write('cfg-badres.config.yaml', { ...PORT0, resources_file: path.join(dir, 'bad.yaml') });
+    const [r, v] = await Promise.all([runCli(['validate', '--config', config], BAD_ENV), badValidate()]);
+    assert.equal(r.code, 1, r.stdout);
+    assert.equal(r.stdout, `OK: ${config} is a valid configuration\n`);
+    assert.deepEqual(reportedErrors(r.stderr).sort(), reportedErrors(v.stderr).sort());
+    assert.ok(!r.stdout.includes(SECRET) && !r.stderr.includes(SECRET), 'the key plaintext was printed');
+  });
+
+  test('--resources given with --config is checked in place of the resources_file of the config', async () => {
+    const resources = write('cfg-instead.resources.yaml', GOOD_RESOURCES);
+    const config = write('cfg-instead.config.yaml', { ...PORT0, resources_file: '/nonexistent/resources.yaml' });
+    const r = await runCli(['validate', '--config', config, '--resources', resources]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `OK: ${config} is a valid configuration\nOK: ${resources} loaded 4 resource(s)\n`);
+  });
+
+  test('with neither flag the config named by TOLLGATE_CONFIG is checked', async () => {
+    const config = write('cfg-env.config.yaml', { ...PORT0, upstream: { timeout_ms: -5 } });
+    const r = await runCli(['validate'], { TOLLGATE_CONFIG: config });
+    assert.equal(r.code, 1, r.stdout);
+    assert.match(r.stderr, /upstream\.timeout_ms: must be an integer >= 0/);
+  });
+});
+
 describe('start: boot failures exit 1 and name the key', { concurrency: 3 }, () => {
   /** Run `start` to completion; it must fail before printing a ready line. */
   async function bootFails(config: object | string | undefined, env: Record<string, string> = {}) {
@@ -242,6 +300,12 @@ describe('start: boot failures exit 1 and name the key', { concurrency: 3 }, () 
     const r = await runCli(['start', '--config', path.join(dir, 'nope.yaml')]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /nope\.yaml.*cannot read/);
+  });
+
+  test('two listeners on one port, refused before either binds', async () => {
+    const r = await bootFails({ proxy: { addr: '127.0.0.1:3911' }, observability: { metrics: { prometheus: { addr: '127.0.0.1:3911' } } } });
+    assert.match(r.stderr, /observability\.metrics\.prometheus\.addr: "127\.0\.0\.1:3911" takes the port of proxy\.addr "127\.0\.0\.1:3911"/);
+    assert.doesNotMatch(r.stderr, /cannot bind/);
   });
 
   test('admin enabled without admin_keys', async () => {
