@@ -86,46 +86,48 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
 
   const listeners: Listener[] = [];
   const closing = (): boolean => lifecycle.draining;
-  // Named in a bind failure, so the message says which key to change.
-  let binding = 'proxy listener (proxy.addr)';
-  try {
-    const onCut = (): void => {
-      lifecycle.cutting = true;
-    };
-    const proxy = { ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } };
-    listeners.push(await listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler(proxy), onListenerAnswer: createListenerAnswerReporter(proxy), bodyLimitBytes: proxy.bodyLimitBytes }));
-    const prom = config.observability.metrics.prometheus;
-    if (prom.enabled) {
-      binding = 'metrics listener (observability.metrics.prometheus.addr)';
-      const status = (): ConfigStatus => ({
-        source: { type: 'file', path: resourcesFile },
-        generation: snapshots.current?.generation ?? 0,
-        applied_at: snapshots.current === undefined ? undefined : new Date(snapshots.current.createdAt).toISOString(),
-        resource_counts: snapshots.current === undefined ? {} : counts(snapshots.current.resources),
-        last_reload: lastReload,
-        revision: snapshots.current?.generation ?? 0,
-        hash: obs.resourcesHash(),
-        rejected_resources: lastReload?.ok === false ? (lastReload.errors ?? []).map((error) => ({ error })) : [],
-      });
-      listeners.push(await listen({ name: 'metrics', ...parseAddr(prom.addr), handler: createStatusHandler(metrics, prom.path, { '/status/config': status, '/status/models': () => modelStatus(health, snapshots) }) }));
-    }
-    const debug = config.observability.debug;
-    binding = 'debug listener (observability.debug.addr)';
-    if (debug.enabled) listeners.push(await listen({ name: 'debug', ...parseAddr(debug.addr), handler: createDebugHandler(debug.path) }));
-  } catch (err) {
-    for (const l of listeners) l.server.close();
-    process.stderr.write(`tollgate: cannot bind the ${binding}: ${(err as Error).message}\n`);
-    return 1;
-  }
-  let admin: Awaited<ReturnType<typeof startAdmin>> | undefined;
-  if (config.admin.enabled) {
+  // Every listener is tried, so one start names every address in use; each failure names the
+  // key to change.
+  const bindFailures: string[] = [];
+  const bind = async <T>(what: string, open: () => Promise<T>): Promise<T | undefined> => {
     try {
-      admin = await startAdmin(config, () => ({ generation: snapshots.current?.generation ?? 0 }), closing);
+      return await open();
     } catch (err) {
-      for (const l of listeners) l.server.close();
-      process.stderr.write(`tollgate: cannot bind the admin listener (admin.addr): ${(err as Error).message}\n`);
-      return 1;
+      bindFailures.push(`tollgate: cannot bind the ${what}: ${(err as Error).message}`);
+      return undefined;
     }
+  };
+  const keep = (l: Listener | undefined): void => {
+    if (l !== undefined) listeners.push(l);
+  };
+  const onCut = (): void => {
+    lifecycle.cutting = true;
+  };
+  const proxy = { ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } };
+  keep(await bind('proxy listener (proxy.addr)', () => listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler(proxy), onListenerAnswer: createListenerAnswerReporter(proxy), bodyLimitBytes: proxy.bodyLimitBytes })));
+  const prom = config.observability.metrics.prometheus;
+  if (prom.enabled) {
+    const status = (): ConfigStatus => ({
+      source: { type: 'file', path: resourcesFile },
+      generation: snapshots.current?.generation ?? 0,
+      applied_at: snapshots.current === undefined ? undefined : new Date(snapshots.current.createdAt).toISOString(),
+      resource_counts: snapshots.current === undefined ? {} : counts(snapshots.current.resources),
+      last_reload: lastReload,
+      revision: snapshots.current?.generation ?? 0,
+      hash: obs.resourcesHash(),
+      rejected_resources: lastReload?.ok === false ? (lastReload.errors ?? []).map((error) => ({ error })) : [],
+    });
+    const handler = createStatusHandler(metrics, prom.path, { '/status/config': status, '/status/models': () => modelStatus(health, snapshots) });
+    keep(await bind('metrics listener (observability.metrics.prometheus.addr)', () => listen({ name: 'metrics', ...parseAddr(prom.addr), handler })));
+  }
+  const debug = config.observability.debug;
+  if (debug.enabled) keep(await bind('debug listener (observability.debug.addr)', () => listen({ name: 'debug', ...parseAddr(debug.addr), handler: createDebugHandler(debug.path) })));
+  const admin = config.admin.enabled ? await bind('admin listener (admin.addr)', () => startAdmin(config, () => ({ generation: snapshots.current?.generation ?? 0 }), closing)) : undefined;
+  if (bindFailures.length > 0) {
+    for (const l of listeners) l.server.close();
+    await admin?.app.close();
+    process.stderr.write(bindFailures.join('\n') + '\n');
+    return 1;
   }
 
   // Signal handlers go in before the ready line: a signal sent the moment it is read must drain

@@ -329,18 +329,33 @@ describe('start: boot failures exit 1 and name the key', { concurrency: 3 }, () 
   });
 
   test('a listener address already in use', async () => {
-    const blocker = net.createServer();
-    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const blockers = [net.createServer(), net.createServer(), net.createServer()];
+    const ports: number[] = [];
     try {
-      const port = (blocker.address() as net.AddressInfo).port;
+      for (const b of blockers) {
+        await new Promise<void>((resolve) => b.listen(0, '127.0.0.1', resolve));
+        ports.push((b.address() as net.AddressInfo).port);
+      }
+      const [port, port2, port3] = ports;
       const r = await bootFails({ ...PORT0, proxy: { addr: `127.0.0.1:${port}` } });
       assert.match(r.stderr, /cannot bind the proxy listener \(proxy\.addr\)/);
       assert.match(r.stderr, new RegExp(String(port)));
       // The metrics listener (on by default) clashing names its own key.
       const m = await bootFails({ ...PORT0, observability: { metrics: { prometheus: { enabled: true, addr: `127.0.0.1:${port}` } } } });
       assert.match(m.stderr, /cannot bind the metrics listener \(observability\.metrics\.prometheus\.addr\): .*EADDRINUSE/);
+      assert.doesNotMatch(m.stderr, /proxy listener/);
+      // Several addresses in use: one start names each, not only the first.
+      const all = await bootFails({
+        proxy: { addr: `127.0.0.1:${port}` },
+        observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } }, debug: { enabled: true, addr: `127.0.0.1:${port2}` } },
+        admin: { enabled: true, admin_keys: ['k'], addr: `127.0.0.1:${port3}` },
+      });
+      assert.match(all.stderr, new RegExp(`cannot bind the proxy listener \\(proxy\\.addr\\): .*EADDRINUSE.*:${port}\\b`));
+      assert.match(all.stderr, new RegExp(`cannot bind the debug listener \\(observability\\.debug\\.addr\\): .*EADDRINUSE.*:${port2}\\b`));
+      assert.match(all.stderr, new RegExp(`cannot bind the admin listener \\(admin\\.addr\\): .*EADDRINUSE.*:${port3}\\b`));
+      assert.doesNotMatch(all.stderr, /metrics listener/);
     } finally {
-      await new Promise((resolve) => blocker.close(resolve));
+      for (const b of blockers) if (b.listening) await new Promise((resolve) => b.close(resolve));
     }
   });
 });
