@@ -214,6 +214,11 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
       shed(ctx, url, maxInFlight);
       return;
     }
+    // The asterisk form asks about the server itself (RFC 9110 §9.3.7): no route has it as a path.
+    if (url === '*') {
+      answerAsteriskForm(ctx);
+      return;
+    }
     // Pass-through host stage: a route claiming the inbound host runs before the typed routes
     // (for an absolute-form target, the host it names).
     if (handleHostStage(ctx, options, url)) return;
@@ -252,6 +257,19 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
     }
     if (out !== undefined) out.catch((err: unknown) => fail(ctx, codec, err));
   };
+}
+
+/** Every method some route of the gateway accepts: what `OPTIONS *` answers. */
+const SERVER_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
+
+/** `OPTIONS *` is answered here, never forwarded; any other method names no resource (404, as an unrouted path). */
+function answerAsteriskForm(ctx: RequestContext): void {
+  if (ctx.req.method === 'OPTIONS') {
+    sendEmpty(ctx, 200, { allow: SERVER_METHODS });
+    return;
+  }
+  ctx.fail('not_found', 'no route for path');
+  sendEmpty(ctx, 404);
 }
 
 /**

@@ -110,6 +110,20 @@ test('hosts match case-insensitively with the port ignored', async () => {
   assert.equal(upstreamUrl(), '/v1/models');
 });
 
+test('the asterisk form (OPTIONS *) is answered by the gateway, not forwarded to a host route as a path', async () => {
+  mock.setFallback(echoReply);
+  for (const host of ['ai-upstream.example.com', 'a.copilot.example.com', `127.0.0.1:${new URL(gw.proxyUrl).port}`]) {
+    const res = await get('*', { host }, 'OPTIONS');
+    assert.equal(res.status, 200, `${host}: ${res.text}`);
+    assert.equal(res.headers.allow, 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
+    assert.equal(res.headers['content-length'], '0');
+    // Any other method has no resource to act on.
+    assert.equal((await get('*', { host })).status, 404, host);
+    assert.equal((await get('*', { host, 'content-type': 'application/json' }, 'POST')).status, 404, host);
+  }
+  assert.equal(mock.requests.length, 0, 'nothing reaches the upstream');
+});
+
 test('forward-proxy (absolute-form) requests match by the target authority', async () => {
   mock.setFallback(echoReply);
   const res = await get('http://ai-upstream.example.com/v1/models?x=1', { host: 'ignored.example.com' });
