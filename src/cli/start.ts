@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAddr } from '../config/address.ts';
 import type { GatewayConfig } from '../config/schema.ts';
 import { formatLoadErrors } from '../resources/issues.ts';
-import { formatConfigErrors } from '../config/format-config-errors.ts';
+import { formatConfigErrors } from './format-config-errors.ts';
 import { bootInChild } from './loader-process.ts';
 import { SnapshotHolder } from '../snapshot/snapshot.ts';
 import { createReloader } from './reload.ts';

@@ -2,7 +2,7 @@
 // config as `start` reads it (file, TOLLGATE_* overrides, cross-key rules) and the resources
 // file it names; `--resources` checks one resources file.
 import { loadConfig } from '../config/load.ts';
-import { formatConfigErrors } from '../config/format-config-errors.ts';
+import { formatConfigErrors } from './format-config-errors.ts';
 import { loadResourcesFile } from '../resources/loader.ts';
 import { formatLoadErrors } from '../resources/issues.ts';
 

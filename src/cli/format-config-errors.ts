@@ -1,5 +1,5 @@
 // How a rejected bootstrap config is reported by `start` and `validate`. Its own module: the
-// serving process imports it, and must not load the config parser to do so.
+// serving process imports it, and loads nothing of the config loader (src/config/) to do so.
 
 /** One line per error under a heading. */
 export function formatConfigErrors(errors: readonly string[]): string {
