@@ -21,6 +21,8 @@ import { chatCompletions } from './endpoints/chat.ts';
 import { listModels, retrieveModel } from './endpoints/models.ts';
 import { countTokens, messages } from './endpoints/messages.ts';
 import { anthropicMessagesCodec } from './dispatch/messages-codec.ts';
+import { embeddings } from './endpoints/embeddings.ts';
+import { openAIEmbeddingsCodec } from './dispatch/embeddings-codec.ts';
 import { handleHostStage, handlePathStage } from '../passthrough/handler.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { PassthroughHooks } from '../passthrough/hooks.ts';
@@ -105,6 +107,7 @@ const ROUTES = new Map<string, Route>([
   ['/v1/chat/completions', route({ POST: chatCompletions }, { operation: 'chat' })],
   ['/v1/messages', route({ POST: messages }, { codec: anthropicMessagesCodec, operation: 'messages' })],
   ['/v1/messages/count_tokens', route({ POST: countTokens }, { codec: anthropicMessagesCodec, operation: 'count_tokens' })],
+  ['/v1/embeddings', route({ POST: embeddings }, { codec: openAIEmbeddingsCodec, operation: 'embeddings' })],
 ]);
 
 /** `GET /v1/models/{model}`: the one typed route with a parameter (the rest of the path, decoded). */

@@ -29,6 +29,7 @@ useProxyFixture({
       model('rpm-msg', { rpm: 1 }),
       model('tokens', { tpm: 30 }),
       model('tokens-stream', { tpm: 30 }),
+      model('tokens-embed', { rpm: 100, tpm: 30 }),
       model('conc', { concurrency: 2 }),
       model('hdr', { rpm: 10, tpm: 1000, concurrency: 5 }),
       { display_name: 'pol', provider: 'openai', model_name: 'pol-up', provider_key: 'up' },
@@ -131,6 +132,25 @@ describe('limits (in-process store)', () => {
       assert.equal(mock.requests.length, 2);
     });
   }
+
+  it('embeddings are limited like chat: tpm charged from the reported usage, then a 429 in the OpenAI envelope', async () => {
+    await clearOfWindowEdge();
+    mock.setFallback((req) => ({ json: { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.5] }], model: req.json?.model, usage: { prompt_tokens: 18, total_tokens: 18 } } }));
+    const embed = () =>
+      fetch(`${gw.proxyUrl}/v1/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+        body: JSON.stringify({ model: 'tokens-embed', input: 'hi' }),
+      });
+    const first = await embed();
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('x-ratelimit-remaining-requests'), '99');
+    assert.equal((await embed()).status, 200); // 18 < 30 admitted, 36 used
+    const r = await embed();
+    assert.equal(r.status, 429);
+    assert.deepEqual(await r.json(), { error: { message: 'token limit exceeded (tokens)', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } });
+    assert.equal(mock.requests.length, 2);
+  });
 
   it('concurrency 2: of 4 parallel streams 2 are refused; the slots are released when the streams end', async () => {
     mock.setFallback((req) => ({ ...replyFor(TEXT)(req), delayBetweenEventsMs: 150 }));

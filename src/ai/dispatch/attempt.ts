@@ -12,7 +12,7 @@ import type { ApiKeyEntry, ModelEntry, ProviderKeyEntry } from '../../snapshot/s
 import { presentedKey } from '../../auth/api-key.ts';
 import type { CanonicalUsage } from '../protocols/canonical.ts';
 import { OpenAIChatStreamDecoder } from '../protocols/openai-chat-stream.ts';
-import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation } from '../providers/contract.ts';
+import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, LocalReply, Operation } from '../providers/contract.ts';
 import { shapeRequestBody } from '../providers/key-body.ts';
 import { addKeyHeaders, type KeyHeaders } from '../providers/key-headers.ts';
 import type { HeaderTemplateVar } from '../../lib/default-headers.ts';
@@ -35,7 +35,7 @@ export interface UpstreamSettings {
 /** What the caller asked for, independent of the target. */
 export interface CallerRequest {
   codec: CallerCodec;
-  /** `chat`, `messages` or `count_tokens`: the caller's endpoint. */
+  /** `chat`, `messages`, `count_tokens` or `embeddings`: the caller's endpoint. */
   operation: Operation;
   body: Record<string, unknown>;
   /** The caller's model string, written back into answers. */
@@ -96,18 +96,21 @@ function configFailure(message: string): AttemptResult {
   return failed({ errorClass: 'invalid_config', status: undefined, retryAfterMs: undefined, error: new GatewayError('provider_unavailable', message) });
 }
 
-/** Native when the adapter speaks the caller's protocol; translated through canonical chat otherwise. */
-function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean; body: Record<string, unknown> } | string {
+/**
+ * Native when the adapter speaks the caller's protocol; translated through canonical chat otherwise.
+ * An operation with no chat form (token counting, embeddings) is native only: the refusal otherwise.
+ */
+function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean; body: Record<string, unknown> } | GatewayError {
   const adapter = t.adapter;
   const target: AdapterTarget = { key: t.providerKey.view, upstreamModel: t.upstreamModel };
-  // Body options shape generation requests: a token count's body has none of their fields (and
-  // its upstream refuses fields it does not know).
-  const shaping = call.operation === 'count_tokens' ? undefined : t.providerKey.body;
+  // Body options shape generation requests: a token count's or an embeddings body has none of
+  // their fields (and its upstream refuses fields it does not know).
+  const shaping = call.operation === 'count_tokens' || call.operation === 'embeddings' ? undefined : t.providerKey.body;
   if (adapter.speaks.includes(call.codec.protocol)) {
     const body = adapter.prepareRequest(call.operation, call.body, target);
     return { op: call.operation, native: true, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
   }
-  if (call.operation === 'count_tokens') return 'count_tokens';
+  if (call.operation === 'count_tokens' || call.operation === 'embeddings') return nativeOnlyUnsupported(call, t.providerKey.view.provider);
   const canonical = call.codec.toCanonical(call.body);
   const body = adapter.translator !== undefined ? adapter.translator.encodeRequest(canonical, target) : adapter.prepareRequest('chat', canonical, target);
   return { op: 'chat', native: false, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
@@ -115,18 +118,16 @@ function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean;
 
 export async function attempt(ctx: RequestContext, call: CallerRequest, t: Target, settings: UpstreamSettings): Promise<AttemptResult> {
   const planned = plan(call, t);
-  if (typeof planned === 'string') {
-    return failed({
-      errorClass: 'invalid_request',
-      status: undefined,
-      retryAfterMs: undefined,
-      error: countTokensUnsupported(call.alias),
-    });
-  }
+  if (planned instanceof GatewayError) return failed({ errorClass: 'invalid_request', status: undefined, retryAfterMs: undefined, error: planned });
   const { body, native } = planned;
   const adapter = t.adapter;
   if (adapter.local !== undefined) {
-    answerLocal(ctx, call, adapter.local.chat({ ...body, stream_options: call.stream ? { include_usage: true } : undefined }, t.upstreamModel));
+    const local = adapter.local;
+    const reply: LocalReply =
+      planned.op === 'embeddings' && local.embeddings !== undefined
+        ? { kind: 'json', body: local.embeddings(body, t.upstreamModel) }
+        : local.chat({ ...body, stream_options: call.stream ? { include_usage: true } : undefined }, t.upstreamModel);
+    answerLocal(ctx, call, reply);
     return { ok: true };
   }
   const endpoint: EndpointSpec | Error | undefined = t.providerKey.endpoints.get(planned.op);
@@ -280,7 +281,7 @@ function translateJson(call: CallerRequest, adapter: Adapter, text: string, upst
 }
 
 /** The built-in mock answers in canonical form; render it in the caller's protocol. */
-function answerLocal(ctx: RequestContext, call: CallerRequest, reply: { kind: 'json'; body: Record<string, unknown> } | { kind: 'sse'; chunks: Record<string, unknown>[] }): void {
+function answerLocal(ctx: RequestContext, call: CallerRequest, reply: LocalReply): void {
   ctx.upstreamFirstByteMs = ctx.elapsedMs();
   ctx.downstreamFirstByteMs = ctx.upstreamFirstByteMs;
   if (reply.kind === 'json') {
@@ -329,10 +330,17 @@ function keyHeaders(headers: Record<string, string | string[] | number>, rules: 
   addKeyHeaders(headers, rules, ctx.req.rawHeaders, vars, rules.forwards ? presentedKey(ctx.req.headers) : undefined);
 }
 
-/** The refusal of count_tokens for a model none of whose targets is messages-family. */
 /** The shorter of two timeouts, 0 standing for none. */
 const earliest = (a: number, b: number): number => (a === 0 ? b : b === 0 ? a : Math.min(a, b));
 
-export function countTokensUnsupported(alias: string): GatewayError {
-  return new GatewayError('invalid_request', `model '${alias}' does not support /v1/messages/count_tokens: token counting is only available for messages-family (anthropic) targets`, { publicCode: null });
+/**
+ * The refusal of an operation served natively only (token counting, embeddings) by a model with no
+ * target that speaks it: `provider` names a direct model's provider, undefined for a model group.
+ */
+export function nativeOnlyUnsupported(call: CallerRequest, provider?: string): GatewayError {
+  if (call.operation === 'embeddings') {
+    const why = provider === undefined ? 'none of its targets has an' : `its provider${provider === '' ? '' : ` (${provider})`} has no`;
+    return new GatewayError('not_implemented', `model '${call.alias}' does not support /v1/embeddings: ${why} embeddings endpoint in this gateway`);
+  }
+  return new GatewayError('invalid_request', `model '${call.alias}' does not support /v1/messages/count_tokens: token counting is only available for messages-family (anthropic) targets`, { publicCode: null });
 }

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestContext } from '../../http/context.ts';
 import type { ResolvedModel, Snapshot } from '../../snapshot/snapshot.ts';
 import { GatewayError } from '../../lib/errors.ts';
-import { attempt, countTokensUnsupported, type AttemptFailure, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
+import { attempt, nativeOnlyUnsupported, type AttemptFailure, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
 import { directCooldown, directRetries, groupPlan, type GroupTarget } from './groups.ts';
 import type { CooldownPolicy, HealthTracker } from './health.ts';
 import { attemptKind, backoffDelayMs, decideNext, retrySettings, type AttemptErrorClass, type Decision, type RetrySettings } from './retry-policy.ts';
@@ -107,13 +107,14 @@ function candidates(ctx: RequestContext, call: CallerRequest, resolved: Resolved
   if (tagged !== undefined && !plan.state.config.targets.some(tagged)) {
     throw new GatewayError('invalid_request', `no target of model '${call.alias}' carries the routing tags ${[...tags!].join(', ')} or the tag default`, { publicCode: null });
   }
-  // Token counting is served natively only: the group's messages-family targets serve it.
-  const counting = call.operation === 'count_tokens'
+  // Token counting and embeddings are served natively only: the group's targets whose adapter
+  // speaks the caller's protocol serve them, the others are passed over.
+  const native = call.operation === 'count_tokens' || call.operation === 'embeddings'
     ? (t: GroupTarget) => t.entry.providerKey?.adapter?.speaks.includes(call.codec.protocol) === true
     : undefined;
-  const eligible = counting === undefined ? tagged : tagged === undefined ? counting : (t: GroupTarget) => tagged(t) && counting(t);
+  const eligible = native === undefined ? tagged : tagged === undefined ? native : (t: GroupTarget) => tagged(t) && native(t);
   const selection = selectTargets(plan.state, deps.health, { hash: hashSources(ctx), eligible });
-  if (selection.mode === 'none_eligible') throw countTokensUnsupported(call.alias);
+  if (selection.mode === 'none_eligible') throw nativeOnlyUnsupported(call);
   if (selection.targets.length === 0) {
     throw new GatewayError('all_candidates_unavailable', `all targets of model '${call.alias}' are unavailable`, {
       headers: { 'retry-after': String(ALL_UNAVAILABLE_RETRY_AFTER_S) },

@@ -7,9 +7,12 @@ export type { CanonicalUsage, StreamError };
 
 export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings';
 
-export const OPERATIONS = ['chat', 'messages', 'count_tokens'] as const;
+export const OPERATIONS = ['chat', 'messages', 'count_tokens', 'embeddings'] as const;
 
-/** Upstream operations: `chat` is the canonical request (native or translated by the adapter). */
+/**
+ * Upstream operations: `chat` is the canonical request (native or translated by the adapter);
+ * `count_tokens` and `embeddings` are native only.
+ */
 export type Operation = (typeof OPERATIONS)[number];
 
 /** What an adapter needs to know about the provider key it serves through. */
@@ -54,6 +57,8 @@ export interface ClassifiedError {
 /** A provider that answers in-process (the built-in `mock`); deterministic, no I/O. */
 export interface LocalResponder {
   chat(body: Record<string, unknown>, upstreamModel: string): LocalReply;
+  /** An OpenAI embeddings answer; present when the adapter speaks `openai-embeddings`. */
+  embeddings?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
 }
 
 export type LocalReply =

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mockAdapter } from './index.ts';
+import { MOCK_EMBEDDING_DIMENSIONS, mockAdapter } from './index.ts';
 
 const loose = (v: unknown): any => v;
 
@@ -30,4 +30,24 @@ test('streams the same text word by word, with usage only when asked', () => {
   assert.equal(chunks.at(-1)!.choices[0].finish_reason, 'stop');
   const withUsage: { chunks: { usage?: unknown }[] } = loose(mockAdapter.local!.chat({ ...body, stream_options: { include_usage: true } }, 'mock-1'));
   assert.ok(withUsage.chunks.at(-1)!.usage);
+});
+
+test('embeddings: a unit vector per input, from its text alone; base64 is the same vector as float32 bytes', () => {
+  const embed = mockAdapter.local!.embeddings!;
+  const a = loose(embed({ model: 'm', input: ['x', 'y', 'x'] }, 'mock-e'));
+  assert.equal(a.object, 'list');
+  assert.equal(a.model, 'mock-e');
+  assert.deepEqual(a.data.map((d: any) => d.index), [0, 1, 2]);
+  assert.equal(a.data[0].embedding.length, MOCK_EMBEDDING_DIMENSIONS);
+  assert.deepEqual(a.data[0].embedding, a.data[2].embedding);
+  assert.notDeepEqual(a.data[0].embedding, a.data[1].embedding);
+  assert.ok(Math.abs(Math.hypot(...a.data[0].embedding) - 1) < 1e-6);
+  assert.deepEqual(a.usage, { prompt_tokens: 3, total_tokens: 3 });
+  const b = loose(embed({ model: 'm', input: 'x', encoding_format: 'base64', dimensions: 4 }, 'mock-e'));
+  const bytes = Buffer.from(b.data[0].embedding, 'base64');
+  const floats = Array.from({ length: 4 }, (_, i) => bytes.readFloatLE(i * 4));
+  assert.deepEqual(floats, loose(embed({ model: 'm', input: 'x', dimensions: 4 }, 'mock-e')).data[0].embedding);
+  // Token ids embed as their text; a dimensions value out of range falls back to the default.
+  assert.equal(loose(embed({ model: 'm', input: [1, 2], dimensions: -3 }, 'mock-e')).data.length, 1);
+  assert.equal(loose(embed({ model: 'm', input: [1, 2], dimensions: -3 }, 'mock-e')).data[0].embedding.length, MOCK_EMBEDDING_DIMENSIONS);
 });

@@ -1,6 +1,7 @@
 // The built-in `mock` provider: answers in-process and deterministically, in the OpenAI wire
 // format, so a fresh gateway can be demoed, smoke-checked and load-tested without network.
 // The reply echoes the last user message; token counts are estimated (4 characters a token).
+// Embeddings are unit vectors derived from each input's text.
 import type { Adapter, LocalReply } from '../contract.ts';
 
 function text(content: unknown): string {
@@ -68,12 +69,59 @@ function chat(body: Record<string, unknown>, upstreamModel: string): LocalReply 
   return { kind: 'sse', chunks };
 }
 
+/** The inputs of an embeddings request as texts (token ids as their decimal text). */
+function embeddingInputs(input: unknown): string[] {
+  if (typeof input === 'string') return [input];
+  if (!Array.isArray(input)) return [];
+  if (input.every((n) => typeof n === 'number')) return [input.join(' ')];
+  return input.map((item) => (typeof item === 'string' ? item : Array.isArray(item) ? item.join(' ') : ''));
+}
+
+/** A unit vector derived from the text alone (FNV-1a seeded sine), so equal inputs embed equally. */
+function mockVector(text: string, dimensions: number): number[] {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  const v: number[] = [];
+  let norm = 0;
+  for (let i = 0; i < dimensions; i++) {
+    const x = Math.sin(h + i * 7919);
+    v.push(x);
+    norm += x * x;
+  }
+  const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+  return v.map((x) => Math.fround(x * scale));
+}
+
+/** Float32 little-endian bytes in base64: OpenAI's `encoding_format: "base64"`. */
+function base64Floats(v: number[]): string {
+  const bytes = Buffer.alloc(v.length * 4);
+  v.forEach((x, i) => bytes.writeFloatLE(x, i * 4));
+  return bytes.toString('base64');
+}
+
+export const MOCK_EMBEDDING_DIMENSIONS = 16;
+
+function embeddings(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
+  const inputs = embeddingInputs(body.input);
+  const dims = typeof body.dimensions === 'number' && Number.isInteger(body.dimensions) && body.dimensions > 0 && body.dimensions <= 4096 ? body.dimensions : MOCK_EMBEDDING_DIMENSIONS;
+  const tokens = inputs.reduce((n, s) => n + estimateTokens(s), 0);
+  return {
+    object: 'list',
+    data: inputs.map((s, index) => {
+      const v = mockVector(s, dims);
+      return { object: 'embedding', index, embedding: body.encoding_format === 'base64' ? base64Floats(v) : v };
+    }),
+    model: upstreamModel,
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  };
+}
+
 export const mockAdapter: Adapter = {
   id: 'mock',
-  speaks: ['openai-chat'],
+  speaks: ['openai-chat', 'openai-embeddings'],
   framing: 'sse',
   endpoint: () => ({ url: 'mock://local', headers: {} }),
   prepareRequest: (_op, body, target) => ({ ...body, model: target.upstreamModel }),
   classifyError: () => ({ errorClass: 'upstream_status', retryable: false, retryAfterMs: undefined, message: undefined, type: undefined, code: undefined, param: undefined }),
-  local: { chat },
+  local: { chat, embeddings },
 };

@@ -25,6 +25,18 @@ test('endpoint: default OpenAI base only for provider openai; bearer credential'
   assert.ok(!(d instanceof Error) && d.url === 'https://api.deepseek.com/v1/chat/completions');
 });
 
+test('embeddings: the same base, /embeddings, the same credential; the body forwarded with the upstream model only', () => {
+  const e = openaiAdapter.endpoint('embeddings', key({ provider: 'deepseek', apiBase: 'https://api.example.com/v1/embeddings' }));
+  assert.ok(!(e instanceof Error));
+  assert.equal(e.url, 'https://api.example.com/v1/embeddings');
+  assert.equal(e.headers.authorization, 'Bearer sk-test');
+  assert.equal((openaiAdapter.endpoint('embeddings', key()) as { url: string }).url, 'https://api.openai.com/v1/embeddings');
+  assert.ok(openaiAdapter.endpoint('embeddings', key({ provider: 'deepseek' })) instanceof Error);
+  const body = { model: 'alias', input: ['a'], max_tokens: 5, stream: true, dimensions: 3 };
+  assert.deepEqual(openaiAdapter.prepareRequest('embeddings', body, { key: key(), upstreamModel: 'o3-embed' }), { ...body, model: 'o3-embed' });
+  assert.ok(openaiAdapter.speaks.includes('openai-embeddings'));
+});
+
 const messages = [
   { role: 'user', content: 'a' },
   { role: 'developer', content: 'be brief' },

@@ -1,5 +1,6 @@
 // The OpenAI-compatible adapter: provider `openai` and every vendor that speaks the Chat
-// Completions wire format at its own `api_base` (an OpenAI-compatible vendor is configuration).
+// Completions wire format at its own `api_base` (an OpenAI-compatible vendor is configuration),
+// and the Embeddings endpoint of the same base.
 import { readOpenAIError } from '../../protocols/openai-chat.ts';
 import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation, ProviderKeyView } from '../contract.ts';
 import { retryAfterMsOf } from '../../../lib/http-headers.ts';
@@ -33,20 +34,21 @@ function isOpenAIKey(key: ProviderKeyView): boolean {
 }
 
 function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Error {
-  if (operation !== 'chat') return new Error(`the OpenAI-compatible adapter does not serve ${operation}`);
+  if (operation !== 'chat' && operation !== 'embeddings') return new Error(`the OpenAI-compatible adapter does not serve ${operation}`);
   let base: string;
   if (key.apiBase !== undefined && key.apiBase.trim() !== '') base = normalizeOpenAIBase(key.apiBase);
   else if (key.provider === 'openai' || key.provider === '') base = OPENAI_DEFAULT_BASE;
   // Never send a non-OpenAI key to OpenAI by default.
   else return new Error(`provider key for "${key.provider}" has no api_base`);
   return {
-    url: `${base}/chat/completions`,
+    url: operation === 'embeddings' ? `${base}/embeddings` : `${base}/chat/completions`,
     headers: { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' },
   };
 }
 
-function prepareRequest(_operation: Operation, body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
+function prepareRequest(operation: Operation, body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
   const out: Record<string, unknown> = { ...body, model: target.upstreamModel };
+  if (operation === 'embeddings') return out;
   const isOpenAI = isOpenAIKey(target.key);
   if (!isOpenAI && Array.isArray(body.messages)) {
     // Other providers on this adapter get `developer` as a system message in the same position.
@@ -97,7 +99,7 @@ function classifyError(
 
 export const openaiAdapter: Adapter = {
   id: 'openai',
-  speaks: ['openai-chat'],
+  speaks: ['openai-chat', 'openai-embeddings'],
   framing: 'sse',
   endpoint,
   prepareRequest,

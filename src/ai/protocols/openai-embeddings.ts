@@ -1,0 +1,48 @@
+// The OpenAI Embeddings wire format (POST /v1/embeddings): the request checks the gateway makes
+// before any provider call. The body is forwarded as sent (model replaced), so fields the gateway
+// does not check (`encoding_format`, `dimensions`, `user`, vendor extras) reach the upstream as is.
+import { GatewayError } from '../../lib/errors.ts';
+import { MAX_MODEL_NAME_CHARS, MODEL_TOO_LONG } from './openai-chat.ts';
+
+export interface EmbeddingsRequest extends Record<string, unknown> {
+  model: string;
+  input: string | string[] | number[] | number[][];
+}
+
+function invalid(message: string, param: string | null): GatewayError {
+  return new GatewayError('invalid_request', message, { param, publicCode: null });
+}
+
+const isTokenArray = (v: unknown): v is number[] => Array.isArray(v) && v.length > 0 && v.every((n) => Number.isInteger(n));
+
+/** `input`: a string, a list of strings, a list of token ids, or a list of such lists (none empty). */
+function inputError(input: unknown): string | undefined {
+  if (typeof input === 'string') return undefined;
+  if (!Array.isArray(input) || input.length === 0) return "'input' is required and must be a string or a non-empty array";
+  if (input.every((s) => typeof s === 'string')) return undefined;
+  if (isTokenArray(input)) return undefined;
+  if (input.every(isTokenArray)) return undefined;
+  return "'input' must be a string, an array of strings, an array of token ids, or an array of token-id arrays";
+}
+
+/** Parse and check an embeddings body. Throws a 400 GatewayError naming the field. */
+export function parseEmbeddingsRequest(raw: Buffer): EmbeddingsRequest {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new GatewayError('invalid_json', 'request body is not valid JSON', { publicCode: null });
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('request body must be a JSON object', null);
+  const req = body as Record<string, unknown>;
+  if (typeof req.model !== 'string' || req.model.length === 0) throw invalid("'model' is required and must be a non-empty string", 'model');
+  if (req.model.length > MAX_MODEL_NAME_CHARS) throw invalid(MODEL_TOO_LONG, 'model');
+  const problem = inputError(req.input);
+  if (problem !== undefined) throw invalid(problem, 'input');
+  if (req.encoding_format !== undefined && req.encoding_format !== 'float' && req.encoding_format !== 'base64') {
+    throw invalid("'encoding_format' must be 'float' or 'base64'", 'encoding_format');
+  }
+  // No stream form exists: a `stream` member would only be passed on to an upstream that ignores it.
+  if (req.stream !== undefined) throw invalid("'stream' is not supported on /v1/embeddings", 'stream');
+  return req as EmbeddingsRequest;
+}
