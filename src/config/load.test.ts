@@ -586,6 +586,8 @@ observability: {access_log: "true", metrics: {prometheus: {enabled: null}}}
       'observability.metrics.prometheus.addr: "[::1]:3911" takes the port of proxy.addr "[0:0::1]:3911": each listener needs its own',
     ]);
     assert.equal(errs(fromYaml('proxy: {addr: "Localhost:3911"}\nobservability: {metrics: {prometheus: {addr: "localhost:3911"}}}\n')).length, 1);
+    assert.equal(errs(fromYaml('proxy: {addr: "[::ffff:127.0.0.1]:3911"}\nobservability: {metrics: {prometheus: {addr: "127.0.0.1:3911"}}}\n')).length, 1);
+    assert.equal(errs(fromYaml('proxy: {addr: "[::]:3911"}\nobservability: {metrics: {prometheus: {addr: "localhost:3911"}}}\n')).length, 1);
     // A value from the environment names its variable.
     assertErrors(fromYaml('proxy: {addr: "127.0.0.1:3911"}\n', { TOLLGATE_OBSERVABILITY__METRICS__PROMETHEUS__ADDR: '127.0.0.1:3911' }), [
       'observability.metrics.prometheus.addr: "127.0.0.1:3911" takes the port of proxy.addr "127.0.0.1:3911": each listener needs its own (from TOLLGATE_OBSERVABILITY__METRICS__PROMETHEUS__ADDR)',

@@ -214,7 +214,8 @@ function at(data: Json, path: string): unknown {
  * time, so an unsure pair is left to the bind error rather than refused here.
  */
 function hostsOverlap(a: string, b: string): boolean {
-  const norm = (h: string): string => (ipaddr.isValid(h) ? ipaddr.parse(h).toNormalizedString() : h.toLowerCase());
+  // process() reads an IPv4-mapped IPv6 address as the IPv4 address it is.
+  const norm = (h: string): string => (ipaddr.isValid(h) ? ipaddr.process(h).toNormalizedString() : h.toLowerCase());
   const [x, y] = [norm(a), norm(b)];
   const ANY6 = ipaddr.parse('::').toNormalizedString();
   if (x === y || x === ANY6 || y === ANY6) return true;

@@ -42,6 +42,7 @@ useProxyFixture({
       { display_name: 'embed-group', routing: { targets: [{ model: 'embed-a' }, { model: 'embed-b' }] } },
       { display_name: 'mixed-group', routing: { targets: [{ model: 'claude', priority: 10 }, { model: 'embed-a' }] } },
       { display_name: 'claude-group', routing: { targets: [{ model: 'claude' }] } },
+      { display_name: 'tagged-group', routing: { targets: [{ model: 'claude', tags: ['cheap'] }, { model: 'embed-b', tags: ['default'] }] } },
       { display_name: 'claude', provider: 'anthropic', model_name: 'claude-sonnet-4-5', provider_key: 'claude' },
       { display_name: 'mock-embed', provider: 'mock', model_name: 'mock-embed-1', provider_key: 'local' },
       { display_name: 'shaped-embed', provider: 'openai', model_name: 'embed-shaped', provider_key: 'shaped' },
@@ -177,6 +178,8 @@ test('a target whose adapter has no embeddings endpoint: 501 not_implemented, no
   });
   assert.equal(mock.requests.length, 0);
   const res = await post({ model: 'claude', input: 'x' });
+  // Final: the SDKs would otherwise retry a 5xx, refused alike each time.
+  assert.equal(res.headers['x-should-retry'], 'false');
   const row = await usageOf(gw, res.headers['x-tollgate-request-id'] as string);
   // Classed as count_tokens' refusal is: a request this target cannot serve.
   assert.deepEqual([row.operation, row.status, row.error_class, row.billable], ['embeddings', 501, 'invalid_request', false]);
@@ -189,7 +192,7 @@ test('request checks: 400 naming the field before any provider call; the key all
     [{ model: 'embed' }, 'input'],
     [{ model: 'embed', input: [] }, 'input'],
     [{ model: 'embed', input: [1, 'a'] }, 'input'],
-    [{ model: 'embed', input: 'x', encoding_format: 'int8' }, 'encoding_format'],
+    [{ model: 'embed', input: 'x', encoding_format: 8 }, 'encoding_format'],
     [{ model: 'embed', input: 'x', stream: true }, 'stream'],
   ];
   for (const [body, param] of cases) {
@@ -219,6 +222,7 @@ test('a model group passes over its targets that cannot serve embeddings; with n
   );
   const none = await post({ model: 'claude-group', input: 'x' });
   assert.equal(none.status, 501, none.text);
+  assert.equal(none.headers['x-should-retry'], 'false');
   assert.deepEqual(JSON.parse(none.text).error, {
     message: "model 'claude-group' does not support /v1/embeddings: none of its targets has an embeddings endpoint in this gateway",
     type: 'invalid_request_error',
@@ -226,6 +230,20 @@ test('a model group passes over its targets that cannot serve embeddings; with n
     code: 'not_implemented',
   });
   assert.equal(mock.requests.length, 1);
+
+  // Routing tags that select only targets without embeddings: the refusal says so.
+  const tagged = await rawRequest(gw.proxyUrl, {
+    method: 'POST',
+    path: '/v1/embeddings',
+    headers: { authorization: `Bearer ${CALLER_KEY}`, 'content-type': 'application/json', 'x-tollgate-routing-tags': 'cheap' },
+    body: JSON.stringify({ model: 'tagged-group', input: 'x' }),
+  });
+  assert.equal(tagged.status, 501, tagged.text);
+  assert.equal(
+    JSON.parse(tagged.text).error.message,
+    "model 'tagged-group' does not support /v1/embeddings: none of its targets (of the targets the routing tags cheap select) has an embeddings endpoint in this gateway",
+  );
+  assert.equal((await post({ model: 'tagged-group', input: 'x' })).status, 200, 'without tags the default-tagged target serves');
 });
 
 test('a model group fails over to its next target; the failed attempt leaves its own zero-token row', async () => {
@@ -242,6 +260,28 @@ test('a model group fails over to its next target; the failed attempt leaves its
   const [failed, served] = rows;
   assert.deepEqual([failed.operation, failed.upstream_model, failed.status, failed.billable, failed.prompt_tokens], ['embeddings', 'embed-up-a', 502, false, 0]);
   assert.deepEqual([served.operation, served.upstream_model, served.status, served.prompt_tokens], ['embeddings', 'embed-up-b', 200, 7]);
+});
+
+test('an SDK with retries on makes one request for a 501', async () => {
+  const refusals = async () => (await waitForLines(gw, 'usage', (l) => l.operation === 'embeddings' && l.requested_model === 'claude' && l.status === 501, 1, 0)).length;
+  await new Promise((r) => setTimeout(r, 300));
+  const before = await refusals();
+  const retrying = new OpenAI({ apiKey: CALLER_KEY, baseURL: `${gw.proxyUrl}/v1`, maxRetries: 2 });
+  await assert.rejects(retrying.embeddings.create({ model: 'claude', input: 'once' }), (e: any) => e.status === 501);
+  // The SDK's first retry would come within about a second.
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal((await refusals()) - before, 1, 'the SDK did not retry');
+});
+
+test('the built-in mock provider refuses, as a provider would, what it will not build', async () => {
+  const wide = await post({ model: 'mock-embed', input: Array(100).fill('x'), dimensions: 3072 });
+  assert.equal(wide.status, 400, wide.text);
+  assert.equal(JSON.parse(wide.text).error.param, 'input');
+  const dims = await post({ model: 'mock-embed', input: 'x', dimensions: 5000 });
+  assert.equal(dims.status, 400);
+  assert.equal(JSON.parse(dims.text).error.param, 'dimensions');
+  const row = await usageOf(gw, dims.headers['x-tollgate-request-id'] as string);
+  assert.deepEqual([row.status, row.prompt_tokens], [400, null]);
 });
 
 test('the built-in mock provider answers embeddings: one unit vector per input, equal inputs alike, base64 for the SDK', async () => {

@@ -97,7 +97,9 @@ export async function startMockUpstream(): Promise<MockUpstream> {
     res.on('error', () => {});
     req.on('error', () => {});
     const state = { selfDestroyed: false };
-    const born = generation;
+    // The generation it counts in: the one it is recorded in once its body ends (a request whose
+    // body ends after a reset is the new test's), else the one its head arrived in.
+    let born = generation;
     res.on('close', () => {
       if (!res.writableFinished && !state.selfDestroyed && !closing && born === generation) aborted++;
     });
@@ -114,6 +116,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
           // not JSON: `body` still holds it
         }
       }
+      born = generation;
       const index = requests.length;
       requests.push(rec);
       const script = queue.length > 0 ? queue.shift()! : fallback;

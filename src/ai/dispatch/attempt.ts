@@ -110,7 +110,7 @@ function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean;
     const body = adapter.prepareRequest(call.operation, call.body, target);
     return { op: call.operation, native: true, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
   }
-  if (call.operation === 'count_tokens' || call.operation === 'embeddings') return nativeOnlyUnsupported(call, t.providerKey.view.provider);
+  if (call.operation === 'count_tokens' || call.operation === 'embeddings') return nativeOnlyUnsupported(call, { provider: t.providerKey.view.provider });
   const canonical = call.codec.toCanonical(call.body);
   const body = adapter.translator !== undefined ? adapter.translator.encodeRequest(canonical, target) : adapter.prepareRequest('chat', canonical, target);
   return { op: 'chat', native: false, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
@@ -335,12 +335,15 @@ const earliest = (a: number, b: number): number => (a === 0 ? b : b === 0 ? a : 
 
 /**
  * The refusal of an operation served natively only (token counting, embeddings) by a model with no
- * target that speaks it: `provider` names a direct model's provider, undefined for a model group.
+ * target that speaks it. `from` is a direct model's provider, or for a model group the routing tags
+ * that narrowed its targets (an empty list when none did).
  */
-export function nativeOnlyUnsupported(call: CallerRequest, provider?: string): GatewayError {
+export function nativeOnlyUnsupported(call: CallerRequest, from: { provider: string } | { tags: readonly string[] }): GatewayError {
+  const tags = 'tags' in from && from.tags.length > 0 ? ` (of the targets the routing tags ${from.tags.join(', ')} select)` : '';
   if (call.operation === 'embeddings') {
-    const why = provider === undefined ? 'none of its targets has an' : `its provider${provider === '' ? '' : ` (${provider})`} has no`;
-    return new GatewayError('not_implemented', `model '${call.alias}' does not support /v1/embeddings: ${why} embeddings endpoint in this gateway`);
+    const why = 'provider' in from ? `its provider${from.provider === '' ? '' : ` (${from.provider})`} has no` : `none of its targets${tags} has an`;
+    // A 501 is final: the OpenAI SDK would otherwise retry a 5xx twice, refused alike each time.
+    return new GatewayError('not_implemented', `model '${call.alias}' does not support /v1/embeddings: ${why} embeddings endpoint in this gateway`, { headers: { 'x-should-retry': 'false' } });
   }
-  return new GatewayError('invalid_request', `model '${call.alias}' does not support /v1/messages/count_tokens: token counting is only available for messages-family (anthropic) targets`, { publicCode: null });
+  return new GatewayError('invalid_request', `model '${call.alias}' does not support /v1/messages/count_tokens: token counting is only available for messages-family (anthropic) targets${tags}`, { publicCode: null });
 }

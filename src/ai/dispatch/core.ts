@@ -114,7 +114,7 @@ function candidates(ctx: RequestContext, call: CallerRequest, resolved: Resolved
     : undefined;
   const eligible = native === undefined ? tagged : tagged === undefined ? native : (t: GroupTarget) => tagged(t) && native(t);
   const selection = selectTargets(plan.state, deps.health, { hash: hashSources(ctx), eligible });
-  if (selection.mode === 'none_eligible') throw nativeOnlyUnsupported(call);
+  if (selection.mode === 'none_eligible') throw nativeOnlyUnsupported(call, { tags: tagged === undefined ? [] : [...tags!] });
   if (selection.targets.length === 0) {
     throw new GatewayError('all_candidates_unavailable', `all targets of model '${call.alias}' are unavailable`, {
       headers: { 'retry-after': String(ALL_UNAVAILABLE_RETRY_AFTER_S) },

@@ -21,6 +21,9 @@ test('every input form OpenAI takes is accepted, with unchecked fields kept', ()
     assert.deepEqual(parse(body), body);
   }
   assert.equal(parse({ model: 'm', input: 'x', encoding_format: 'float' }).encoding_format, 'float');
+  // A vendor's own format and a harmless `stream: false` go through.
+  assert.equal(parse({ model: 'm', input: 'x', encoding_format: 'int8' }).encoding_format, 'int8');
+  assert.equal(parse({ model: 'm', input: 'x', stream: false }).stream, false);
 });
 
 test('refusals name their field', () => {
@@ -32,6 +35,6 @@ test('refusals name their field', () => {
   for (const input of [undefined, null, 5, [], [1, 'a'], [[1], []], [[1], 'a'], [1.5], { text: 'x' }]) {
     assert.equal(refused({ model: 'm', input }).param, 'input', JSON.stringify(input));
   }
-  assert.equal(refused({ model: 'm', input: 'x', encoding_format: 'int8' }).param, 'encoding_format');
-  assert.equal(refused({ model: 'm', input: 'x', stream: false }).param, 'stream');
+  assert.equal(refused({ model: 'm', input: 'x', encoding_format: 5 }).param, 'encoding_format');
+  assert.equal(refused({ model: 'm', input: 'x', stream: true }).param, 'stream');
 });

@@ -39,10 +39,9 @@ export function parseEmbeddingsRequest(raw: Buffer): EmbeddingsRequest {
   if (req.model.length > MAX_MODEL_NAME_CHARS) throw invalid(MODEL_TOO_LONG, 'model');
   const problem = inputError(req.input);
   if (problem !== undefined) throw invalid(problem, 'input');
-  if (req.encoding_format !== undefined && req.encoding_format !== 'float' && req.encoding_format !== 'base64') {
-    throw invalid("'encoding_format' must be 'float' or 'base64'", 'encoding_format');
-  }
-  // No stream form exists: a `stream` member would only be passed on to an upstream that ignores it.
-  if (req.stream !== undefined) throw invalid("'stream' is not supported on /v1/embeddings", 'stream');
+  // Its value is the provider's business (`float`, `base64`, a vendor's `int8`): the answer is relayed as is.
+  if (req.encoding_format !== undefined && typeof req.encoding_format !== 'string') throw invalid("'encoding_format' must be a string", 'encoding_format');
+  // No stream form exists: an upstream would answer a stream request with JSON the caller's SDK does not read.
+  if (req.stream === true) throw invalid("'stream' is not supported on /v1/embeddings", 'stream');
   return req as EmbeddingsRequest;
 }

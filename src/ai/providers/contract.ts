@@ -57,7 +57,10 @@ export interface ClassifiedError {
 /** A provider that answers in-process (the built-in `mock`); deterministic, no I/O. */
 export interface LocalResponder {
   chat(body: Record<string, unknown>, upstreamModel: string): LocalReply;
-  /** An OpenAI embeddings answer; present when the adapter speaks `openai-embeddings`. */
+  /**
+   * An OpenAI embeddings answer; present when the adapter speaks `openai-embeddings`. Throws a
+   * GatewayError for a request it refuses, as an upstream would answer 400.
+   */
   embeddings?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
 }
 

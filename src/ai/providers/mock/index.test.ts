@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MOCK_EMBEDDING_DIMENSIONS, mockAdapter } from './index.ts';
+import { MOCK_EMBEDDING_DIMENSIONS, MOCK_MAX_DIMENSIONS, MOCK_MAX_INPUTS, MOCK_MAX_NUMBERS, mockAdapter } from './index.ts';
+import { GatewayError } from '../../../lib/errors.ts';
 
 const loose = (v: unknown): any => v;
 
@@ -47,7 +48,28 @@ test('embeddings: a unit vector per input, from its text alone; base64 is the sa
   const bytes = Buffer.from(b.data[0].embedding, 'base64');
   const floats = Array.from({ length: 4 }, (_, i) => bytes.readFloatLE(i * 4));
   assert.deepEqual(floats, loose(embed({ model: 'm', input: 'x', dimensions: 4 }, 'mock-e')).data[0].embedding);
-  // Token ids embed as their text; a dimensions value out of range falls back to the default.
-  assert.equal(loose(embed({ model: 'm', input: [1, 2], dimensions: -3 }, 'mock-e')).data.length, 1);
-  assert.equal(loose(embed({ model: 'm', input: [1, 2], dimensions: -3 }, 'mock-e')).data[0].embedding.length, MOCK_EMBEDDING_DIMENSIONS);
+  // Token ids embed as their text.
+  assert.equal(loose(embed({ model: 'm', input: [1, 2] }, 'mock-e')).data.length, 1);
+  assert.equal(loose(embed({ model: 'm', input: [[1, 2], [3]] }, 'mock-e')).data.length, 2);
+});
+
+test('embeddings: what the mock refuses, as a provider would, with the field named', () => {
+  const embed = mockAdapter.local!.embeddings!;
+  const refusal = (body: Record<string, unknown>) => {
+    try {
+      embed({ model: 'm', ...body }, 'mock-e');
+    } catch (e) {
+      assert.ok(e instanceof GatewayError);
+      return [e.status, e.param];
+    }
+    return 'answered';
+  };
+  assert.deepEqual(refusal({ input: Array(MOCK_MAX_INPUTS + 1).fill('x') }), [400, 'input']);
+  assert.equal(refusal({ input: Array(MOCK_MAX_INPUTS).fill('x') }), 'answered');
+  for (const dimensions of [0, -3, 1.5, '8', MOCK_MAX_DIMENSIONS + 1]) assert.deepEqual(refusal({ input: 'x', dimensions }), [400, 'dimensions'], String(dimensions));
+  assert.equal(refusal({ input: 'x', dimensions: MOCK_MAX_DIMENSIONS }), 'answered');
+  // A small request for many wide vectors: refused before anything is built.
+  assert.deepEqual(refusal({ input: Array(100).fill('x'), dimensions: 3072 }), [400, 'input']);
+  assert.equal(refusal({ input: Array(MOCK_MAX_NUMBERS / 1024).fill('x'), dimensions: 1024 }), 'answered');
+  assert.deepEqual(refusal({ input: 'x', encoding_format: 'int8' }), [400, 'encoding_format']);
 });

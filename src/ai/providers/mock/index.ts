@@ -2,6 +2,7 @@
 // format, so a fresh gateway can be demoed, smoke-checked and load-tested without network.
 // The reply echoes the last user message; token counts are estimated (4 characters a token).
 // Embeddings are unit vectors derived from each input's text.
+import { GatewayError } from '../../../lib/errors.ts';
 import type { Adapter, LocalReply } from '../contract.ts';
 
 function text(content: unknown): string {
@@ -100,16 +101,34 @@ function base64Floats(v: number[]): string {
 }
 
 export const MOCK_EMBEDDING_DIMENSIONS = 16;
+/** OpenAI's own caps: inputs per request, and the widest vector it offers. */
+export const MOCK_MAX_INPUTS = 2048;
+export const MOCK_MAX_DIMENSIONS = 3072;
+/**
+ * Numbers in one answer: the answer is built on the event loop, so a small request for thousands
+ * of wide vectors must not stall the gateway (or build a string over V8's limit).
+ */
+export const MOCK_MAX_NUMBERS = 262_144;
+
+function refuse(message: string, param: string): never {
+  throw new GatewayError('invalid_request', `mock provider: ${message}`, { param, publicCode: null });
+}
 
 function embeddings(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
   const inputs = embeddingInputs(body.input);
-  const dims = typeof body.dimensions === 'number' && Number.isInteger(body.dimensions) && body.dimensions > 0 && body.dimensions <= 4096 ? body.dimensions : MOCK_EMBEDDING_DIMENSIONS;
+  if (inputs.length > MOCK_MAX_INPUTS) refuse(`at most ${MOCK_MAX_INPUTS} inputs in one request`, 'input');
+  const d = body.dimensions;
+  if (d !== undefined && (typeof d !== 'number' || !Number.isInteger(d) || d < 1 || d > MOCK_MAX_DIMENSIONS)) refuse(`'dimensions' must be an integer from 1 to ${MOCK_MAX_DIMENSIONS}`, 'dimensions');
+  const dims = (d as number | undefined) ?? MOCK_EMBEDDING_DIMENSIONS;
+  if (inputs.length * dims > MOCK_MAX_NUMBERS) refuse(`at most ${MOCK_MAX_NUMBERS} numbers in one answer (inputs × dimensions)`, 'input');
+  const format = body.encoding_format;
+  if (format !== undefined && format !== 'float' && format !== 'base64') refuse("'encoding_format' must be 'float' or 'base64'", 'encoding_format');
   const tokens = inputs.reduce((n, s) => n + estimateTokens(s), 0);
   return {
     object: 'list',
     data: inputs.map((s, index) => {
       const v = mockVector(s, dims);
-      return { object: 'embedding', index, embedding: body.encoding_format === 'base64' ? base64Floats(v) : v };
+      return { object: 'embedding', index, embedding: format === 'base64' ? base64Floats(v) : v };
     }),
     model: upstreamModel,
     usage: { prompt_tokens: tokens, total_tokens: tokens },
