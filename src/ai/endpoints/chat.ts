@@ -1,17 +1,14 @@
 // POST /v1/chat/completions: the OpenAI Chat Completions endpoint.
 import type { RequestContext } from '../../http/context.ts';
-import { readBody } from '../../http/body.ts';
-import { parseChatRequest } from '../protocols/openai-chat.ts';
+import type { ApiKeyEntry } from '../../snapshot/snapshot.ts';
+import { parseChatRequest, type ChatRequest } from '../protocols/openai-chat.ts';
 import { openAIChatCodec } from '../dispatch/codecs.ts';
-import { authenticate, currentSnapshot, parseRequest } from '../phases.ts';
+import type { CallerRequest } from '../dispatch/attempt.ts';
 import type { ProxyOptions } from '../proxy.ts';
-import { serveModel } from './serve.ts';
+import { serveParsed } from './serve.ts';
 
-export async function chatCompletions(ctx: RequestContext, options: ProxyOptions): Promise<void> {
-  const snapshot = currentSnapshot(options.snapshots);
-  const key = authenticate(ctx, snapshot);
-  const request = parseRequest(ctx, await readBody(ctx, options.bodyLimitBytes), parseChatRequest);
-  await serveModel(ctx, options, snapshot, key, {
+function chatCall(request: ChatRequest, key: ApiKeyEntry): CallerRequest {
+  return {
     codec: openAIChatCodec,
     operation: 'chat',
     body: request,
@@ -19,5 +16,9 @@ export async function chatCompletions(ctx: RequestContext, options: ProxyOptions
     stream: request.stream === true,
     wantUsage: request.stream_options?.include_usage === true,
     apiKey: key,
-  });
+  };
+}
+
+export function chatCompletions(ctx: RequestContext, options: ProxyOptions): Promise<void> {
+  return serveParsed(ctx, options, parseChatRequest, chatCall);
 }

@@ -2,18 +2,15 @@
 // messages-family targets, translated through canonical chat for every other target; token
 // counting is native only (and not counted against request limits).
 import type { RequestContext } from '../../http/context.ts';
-import { readBody } from '../../http/body.ts';
-import { parseCountTokensRequest, parseMessagesRequest } from '../protocols/anthropic-messages.ts';
+import type { ApiKeyEntry } from '../../snapshot/snapshot.ts';
+import { parseCountTokensRequest, parseMessagesRequest, type CountTokensRequest, type MessagesRequest } from '../protocols/anthropic-messages.ts';
 import { anthropicMessagesCodec } from '../dispatch/messages-codec.ts';
-import { authenticate, currentSnapshot, parseRequest } from '../phases.ts';
+import type { CallerRequest } from '../dispatch/attempt.ts';
 import type { ProxyOptions } from '../proxy.ts';
-import { serveModel } from './serve.ts';
+import { serveParsed } from './serve.ts';
 
-export async function messages(ctx: RequestContext, options: ProxyOptions): Promise<void> {
-  const snapshot = currentSnapshot(options.snapshots);
-  const key = authenticate(ctx, snapshot);
-  const request = parseRequest(ctx, await readBody(ctx, options.bodyLimitBytes), parseMessagesRequest);
-  await serveModel(ctx, options, snapshot, key, {
+function messagesCall(request: MessagesRequest, key: ApiKeyEntry): CallerRequest {
+  return {
     codec: anthropicMessagesCodec,
     operation: 'messages',
     body: request as unknown as Record<string, unknown>,
@@ -21,13 +18,17 @@ export async function messages(ctx: RequestContext, options: ProxyOptions): Prom
     stream: request.stream === true,
     wantUsage: true,
     apiKey: key,
-  });
+  };
 }
 
-export async function countTokens(ctx: RequestContext, options: ProxyOptions): Promise<void> {
-  const snapshot = currentSnapshot(options.snapshots);
-  const key = authenticate(ctx, snapshot);
-  const request = parseRequest(ctx, await readBody(ctx, options.bodyLimitBytes), parseCountTokensRequest);
-  const call = { codec: anthropicMessagesCodec, operation: 'count_tokens', body: request as unknown as Record<string, unknown>, alias: request.model, stream: false, wantUsage: false, apiKey: key } as const;
-  await serveModel(ctx, options, snapshot, key, call, false);
+function countTokensCall(request: CountTokensRequest, key: ApiKeyEntry): CallerRequest {
+  return { codec: anthropicMessagesCodec, operation: 'count_tokens', body: request as unknown as Record<string, unknown>, alias: request.model, stream: false, wantUsage: false, apiKey: key };
+}
+
+export function messages(ctx: RequestContext, options: ProxyOptions): Promise<void> {
+  return serveParsed(ctx, options, parseMessagesRequest, messagesCall);
+}
+
+export function countTokens(ctx: RequestContext, options: ProxyOptions): Promise<void> {
+  return serveParsed(ctx, options, parseCountTokensRequest, countTokensCall, false);
 }

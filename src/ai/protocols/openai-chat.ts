@@ -32,8 +32,11 @@ function invalid(message: string, param: string | null): GatewayError {
 export const MAX_MODEL_NAME_CHARS = 512;
 export const MODEL_TOO_LONG = `'model' must be at most ${MAX_MODEL_NAME_CHARS} characters`;
 
-/** Parse and check a chat completions body. Throws a 400 GatewayError naming the field. */
-export function parseChatRequest(raw: Buffer): ChatRequest {
+/**
+ * An OpenAI-family request body: a JSON object with a usable `model` string. Throws the 400 of
+ * every OpenAI endpoint (invalid JSON, not an object, `model` missing or too long).
+ */
+export function parseOpenAIBody(raw: Buffer): Record<string, unknown> & { model: string } {
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
@@ -48,6 +51,12 @@ export function parseChatRequest(raw: Buffer): ChatRequest {
     throw invalid("'model' is required and must be a non-empty string", 'model');
   }
   if (req.model.length > MAX_MODEL_NAME_CHARS) throw invalid(MODEL_TOO_LONG, 'model');
+  return req as Record<string, unknown> & { model: string };
+}
+
+/** Parse and check a chat completions body. Throws a 400 GatewayError naming the field. */
+export function parseChatRequest(raw: Buffer): ChatRequest {
+  const req = parseOpenAIBody(raw);
   if (!Array.isArray(req.messages)) throw invalid("'messages' is required and must be an array", 'messages');
   const messages = req.messages as unknown[];
   for (let i = 0; i < messages.length; i++) {

@@ -2,7 +2,7 @@
 // before any provider call. The body is forwarded as sent (model replaced), so fields the gateway
 // does not check (`encoding_format`, `dimensions`, `user`, vendor extras) reach the upstream as is.
 import { GatewayError } from '../../lib/errors.ts';
-import { MAX_MODEL_NAME_CHARS, MODEL_TOO_LONG } from './openai-chat.ts';
+import { parseOpenAIBody } from './openai-chat.ts';
 
 export interface EmbeddingsRequest extends Record<string, unknown> {
   model: string;
@@ -27,16 +27,7 @@ function inputError(input: unknown): string | undefined {
 
 /** Parse and check an embeddings body. Throws a 400 GatewayError naming the field. */
 export function parseEmbeddingsRequest(raw: Buffer): EmbeddingsRequest {
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new GatewayError('invalid_json', 'request body is not valid JSON', { publicCode: null });
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('request body must be a JSON object', null);
-  const req = body as Record<string, unknown>;
-  if (typeof req.model !== 'string' || req.model.length === 0) throw invalid("'model' is required and must be a non-empty string", 'model');
-  if (req.model.length > MAX_MODEL_NAME_CHARS) throw invalid(MODEL_TOO_LONG, 'model');
+  const req = parseOpenAIBody(raw);
   const problem = inputError(req.input);
   if (problem !== undefined) throw invalid(problem, 'input');
   // Its value is the provider's business (`float`, `base64`, a vendor's `int8`): the answer is relayed as is.
