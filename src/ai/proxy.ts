@@ -262,13 +262,13 @@ export function createProxyHandler(options: ProxyOptions): (req: IncomingMessage
   };
 }
 
-/** Every method some route of the gateway accepts: what `OPTIONS *` answers. */
-const SERVER_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
+/** Every method some route of the proxy listener accepts: what `OPTIONS *` answers, and a CONNECT's `Allow`. */
+export const PROXY_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 
 /** `OPTIONS *` is answered here, never forwarded; any other method names no resource (404, as an unrouted path). */
 function answerAsteriskForm(ctx: RequestContext): void {
   if (ctx.req.method === 'OPTIONS') {
-    sendEmpty(ctx, 200, { allow: SERVER_METHODS });
+    sendEmpty(ctx, 200, { allow: PROXY_METHODS });
     return;
   }
   ctx.fail('not_found', 'no route for path');

@@ -29,7 +29,7 @@ import { collectGarbage } from '../lib/collect-garbage.ts';
 import { keepTickShape } from '../lib/keep-tick-shape.ts';
 import { createLimiter } from '../limits/create.ts';
 import { passthroughLimitCheck } from '../limits/passthrough.ts';
-import { createListenerAnswerReporter, createProxyHandler, type Lifecycle } from '../ai/proxy.ts';
+import { createListenerAnswerReporter, createProxyHandler, PROXY_METHODS, type Lifecycle } from '../ai/proxy.ts';
 import type { Resources } from '../resources/types.ts';
 
 /** Longest wait at shutdown for the limit store to take the last releases and close. */
@@ -104,7 +104,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     lifecycle.cutting = true;
   };
   const proxy = { ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } };
-  keep(await bind('proxy listener (proxy.addr)', () => listen({ name: 'proxy', ...parseAddr(config.proxy.addr), closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler(proxy), onListenerAnswer: createListenerAnswerReporter(proxy), bodyLimitBytes: proxy.bodyLimitBytes })));
+  keep(await bind('proxy listener (proxy.addr)', () => listen({ name: 'proxy', ...parseAddr(config.proxy.addr), methods: PROXY_METHODS, closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler(proxy), onListenerAnswer: createListenerAnswerReporter(proxy), bodyLimitBytes: proxy.bodyLimitBytes })));
   const prom = config.observability.metrics.prometheus;
   if (prom.enabled) {
     const status = (): ConfigStatus => ({

@@ -1,6 +1,6 @@
 // HTTP listeners: bind (port 0 picks a free port), count in-flight requests, drain (drain.ts), and answer
-// the requests Node's parser refuses before any handler sees them (400, 408, 413, 431), so that
-// they can be logged like every other answered request.
+// the requests Node's parser refuses before any handler sees them (400, 408, 413, 431) and CONNECT
+// (405), so that they can be logged like every other answered request.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -32,6 +32,8 @@ export interface ListenOptions {
   requestTimeoutMs?: number;
   /** The drain timeout passed: called right before the connections still in use are closed. */
   onCut?: () => void;
+  /** Every method some route of the listener accepts (the `Allow` of its answer to CONNECT); default `GET, HEAD`. */
+  methods?: string;
   /** The listener answered a request itself, before any handler saw it. */
   onListenerAnswer?: (answer: ListenerAnswer) => void;
   /**
@@ -47,12 +49,14 @@ export interface ListenerAnswer {
   status: number;
   /** Sent in the answer's request id header. */
   requestId: string;
-  /** `invalid_request`, `request_timeout` or `request_too_large` (the access log's error_kind). */
+  /** `invalid_request`, `request_timeout`, `request_too_large` or `method_not_allowed` (the access log's error_kind). */
   errorKind: string;
   errorMessage: string;
   remoteAddress: string | undefined;
   /** The head timeout for a 408; 0 for a head refused as it arrived. */
   seconds: number;
+  /** The request's method, when its head was read (CONNECT). */
+  method?: string;
 }
 
 /**
@@ -83,6 +87,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
   const requestTimeout = options.requestTimeoutMs ?? 0;
   const headersTimeout = requestTimeout > 0 ? Math.min(66_000, requestTimeout) : 66_000;
   const onAnswer = options.onListenerAnswer;
+  const allow = options.methods ?? 'GET, HEAD';
   const server = http.createServer({
     keepAliveTimeout: 65_000,
     headersTimeout,
@@ -125,6 +130,22 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       onAnswer({ ...answer, requestId, remoteAddress: socket.remoteAddress, seconds: answer.status === 408 ? headersTimeout / 1000 : 0 });
     });
   }
+  // CONNECT (a client that takes the gateway for a forward proxy) never reaches a request handler:
+  // without this, Node would drop the connection without a word.
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    const requestId = randomUUID();
+    socket.on('error', () => {});
+    socket.end(`HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\nAllow: ${allow}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\n\r\n`);
+    onAnswer?.({
+      status: 405,
+      requestId,
+      errorKind: 'method_not_allowed',
+      errorMessage: `method CONNECT is not allowed: the gateway is not a forward proxy (${req.url ?? ''})`,
+      remoteAddress: socket.remoteAddress,
+      seconds: 0,
+      method: 'CONNECT',
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

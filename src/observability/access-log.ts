@@ -158,6 +158,7 @@ export function reportListenerAnswer(answer: ListenerAnswer, clientIp: string | 
     service: 'tollgate',
     type: 'access',
     request_id: answer.requestId,
+    method: answer.method,
     path: 'other',
     status: answer.status,
     latency_ms: ms(answer.seconds * 1000),
