@@ -23,6 +23,8 @@ import { countTokens, messages } from './endpoints/messages.ts';
 import { anthropicMessagesCodec } from './dispatch/messages-codec.ts';
 import { embeddings } from './endpoints/embeddings.ts';
 import { openAIEmbeddingsCodec } from './dispatch/embeddings-codec.ts';
+import { completions } from './endpoints/completions.ts';
+import { openAICompletionsCodec } from './dispatch/completions-codec.ts';
 import { handleHostStage, handlePathStage } from '../passthrough/handler.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { PassthroughHooks } from '../passthrough/hooks.ts';
@@ -108,6 +110,7 @@ const ROUTES = new Map<string, Route>([
   ['/v1/messages', route({ POST: messages }, { codec: anthropicMessagesCodec, operation: 'messages' })],
   ['/v1/messages/count_tokens', route({ POST: countTokens }, { codec: anthropicMessagesCodec, operation: 'count_tokens' })],
   ['/v1/embeddings', route({ POST: embeddings }, { codec: openAIEmbeddingsCodec, operation: 'embeddings' })],
+  ['/v1/completions', route({ POST: completions }, { codec: openAICompletionsCodec, operation: 'completions' })],
 ]);
 
 /** `GET /v1/models/{model}`: the one typed route with a parameter (the rest of the path, decoded). */

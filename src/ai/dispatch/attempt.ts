@@ -96,6 +96,9 @@ function configFailure(message: string): AttemptResult {
   return failed({ errorClass: 'invalid_config', status: undefined, retryAfterMs: undefined, error: new GatewayError('provider_unavailable', message) });
 }
 
+/** Operations with no chat form: served only by targets whose adapter speaks the caller's protocol. */
+export const NATIVE_ONLY: ReadonlySet<Operation> = new Set<Operation>(['count_tokens', 'embeddings', 'completions']);
+
 /**
  * Native when the adapter speaks the caller's protocol; translated through canonical chat otherwise.
  * An operation with no chat form (token counting, embeddings) is native only: the refusal otherwise.
@@ -110,7 +113,7 @@ function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean;
     const body = adapter.prepareRequest(call.operation, call.body, target);
     return { op: call.operation, native: true, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
   }
-  if (call.operation === 'count_tokens' || call.operation === 'embeddings') return nativeOnlyUnsupported(call, { provider: t.providerKey.view.provider });
+  if (NATIVE_ONLY.has(call.operation)) return nativeOnlyUnsupported(call, { provider: t.providerKey.view.provider });
   const canonical = call.codec.toCanonical(call.body);
   const body = adapter.translator !== undefined ? adapter.translator.encodeRequest(canonical, target) : adapter.prepareRequest('chat', canonical, target);
   return { op: 'chat', native: false, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
@@ -123,10 +126,13 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const adapter = t.adapter;
   if (adapter.local !== undefined) {
     const local = adapter.local;
+    const asked = { ...body, stream_options: call.stream ? { include_usage: true } : undefined };
     const reply: LocalReply =
       planned.op === 'embeddings' && local.embeddings !== undefined
         ? { kind: 'json', body: local.embeddings(body, t.upstreamModel) }
-        : local.chat({ ...body, stream_options: call.stream ? { include_usage: true } : undefined }, t.upstreamModel);
+        : planned.op === 'completions' && local.completions !== undefined
+          ? local.completions(asked, t.upstreamModel)
+          : local.chat(asked, t.upstreamModel);
     answerLocal(ctx, call, reply);
     return { ok: true };
   }
@@ -227,7 +233,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
     return failed({ errorClass: 'upstream_in_band', status: undefined, retryAfterMs: undefined, shouldRetry: shouldRetryOf(response.headers), error: inBand });
   }
   // An OpenAI-family upstream's completion (native, or translated without an adapter translator).
-  const chatAnswer = planned.op === 'chat' && (native ? call.codec.protocol === 'openai-chat' : adapter.translator === undefined);
+  const chatAnswer = (planned.op === 'chat' && (native ? call.codec.protocol === 'openai-chat' : adapter.translator === undefined)) || planned.op === 'completions';
   if (chatAnswer && hasNoChoices(text)) {
     return failed({ errorClass: 'upstream_decode', status: undefined, retryAfterMs: undefined, error: new GatewayError('upstream_decode', NO_CHOICES) });
   }
@@ -340,10 +346,10 @@ const earliest = (a: number, b: number): number => (a === 0 ? b : b === 0 ? a : 
  */
 export function nativeOnlyUnsupported(call: CallerRequest, from: { provider: string } | { tags: readonly string[] }): GatewayError {
   const tags = 'tags' in from && from.tags.length > 0 ? ` (of the targets the routing tags ${from.tags.join(', ')} select)` : '';
-  if (call.operation === 'embeddings') {
+  if (call.operation === 'embeddings' || call.operation === 'completions') {
     const why = 'provider' in from ? `its provider${from.provider === '' ? '' : ` (${from.provider})`} has no` : `none of its targets${tags} has an`;
     // A 501 is final: the OpenAI SDK would otherwise retry a 5xx twice, refused alike each time.
-    return new GatewayError('not_implemented', `model '${call.alias}' does not support /v1/embeddings: ${why} embeddings endpoint in this gateway`, { headers: { 'x-should-retry': 'false' } });
+    return new GatewayError('not_implemented', `model '${call.alias}' does not support /v1/${call.operation}: ${why} ${call.operation} endpoint in this gateway`, { headers: { 'x-should-retry': 'false' } });
   }
   return new GatewayError('invalid_request', `model '${call.alias}' does not support /v1/messages/count_tokens: token counting is only available for messages-family (anthropic) targets${tags}`, { publicCode: null });
 }

@@ -127,10 +127,14 @@ export const openAIChatCodec: CallerCodec = {
   answerAsStream(body, alias, wantUsage) {
     const completion = parseObject(body);
     const chunks = completion === undefined ? undefined : completionAsChunks(completion);
-    if (chunks === undefined) return undefined;
-    const encoder = new OpenAIChatStreamEncoder(alias, wantUsage);
-    let out = '';
-    for (const chunk of chunks) out += encoder.push(chunk);
-    return out + encoder.end();
+    return chunks === undefined ? undefined : openAIStreamText(chunks, alias, wantUsage);
   },
 };
+
+/** OpenAI-family chunks as the caller's whole event stream, with its alias, ending in `[DONE]`. */
+export function openAIStreamText(chunks: readonly Record<string, unknown>[], alias: string, wantUsage: boolean): string {
+  const encoder = new OpenAIChatStreamEncoder(alias, wantUsage);
+  let out = '';
+  for (const chunk of chunks) out += encoder.push(chunk);
+  return out + encoder.end();
+}

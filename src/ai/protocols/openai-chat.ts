@@ -21,7 +21,8 @@ export interface ChatMessage {
   [field: string]: unknown;
 }
 
-function invalid(message: string, param: string | null): GatewayError {
+/** A 400 `invalid_request` in OpenAI's words: the message, the field in `param`, no code. */
+export function invalid(message: string, param: string | null): GatewayError {
   return new GatewayError('invalid_request', message, { param, publicCode: null });
 }
 

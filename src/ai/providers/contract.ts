@@ -5,13 +5,13 @@ import type { CanonicalUsage, StreamError } from '../protocols/canonical.ts';
 
 export type { CanonicalUsage, StreamError };
 
-export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings';
+export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings' | 'openai-completions';
 
-export const OPERATIONS = ['chat', 'messages', 'count_tokens', 'embeddings'] as const;
+export const OPERATIONS = ['chat', 'messages', 'count_tokens', 'embeddings', 'completions'] as const;
 
 /**
  * Upstream operations: `chat` is the canonical request (native or translated by the adapter);
- * `count_tokens` and `embeddings` are native only.
+ * `count_tokens`, `embeddings` and `completions` are native only.
  */
 export type Operation = (typeof OPERATIONS)[number];
 
@@ -62,6 +62,8 @@ export interface LocalResponder {
    * GatewayError for a request it refuses, as an upstream would answer 400.
    */
   embeddings?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
+  /** An OpenAI completions answer (JSON or chunks); present when the adapter speaks `openai-completions`. */
+  completions?(body: Record<string, unknown>, upstreamModel: string): LocalReply;
 }
 
 export type LocalReply =

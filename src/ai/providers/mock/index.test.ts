@@ -53,6 +53,23 @@ test('embeddings: a unit vector per input, from its text alone; base64 is the sa
   assert.equal(loose(embed({ model: 'm', input: [[1, 2], [3]] }, 'mock-e')).data.length, 2);
 });
 
+test('completions: the prompt echoed, as JSON or as chunks ending with finish and (when asked) usage', () => {
+  const complete = mockAdapter.local!.completions!;
+  const json = loose(complete({ model: 'm', prompt: ['first', 'second'] }, 'mock-c'));
+  assert.equal(json.kind, 'json');
+  assert.equal(json.body.object, 'text_completion');
+  assert.equal(json.body.model, 'mock-c');
+  assert.equal(json.body.choices[0].text, 'Mock completion from Tollgate. You said: first');
+  assert.equal(json.body.usage.total_tokens, json.body.usage.prompt_tokens + json.body.usage.completion_tokens);
+  const sse = loose(complete({ model: 'm', prompt: [1, 2], stream: true, stream_options: { include_usage: true } }, 'mock-c'));
+  assert.equal(sse.kind, 'sse');
+  const texts = sse.chunks.filter((c: any) => c.choices.length > 0).map((c: any) => c.choices[0].text).join('');
+  assert.equal(texts, 'Mock completion from Tollgate. You said: 1 2');
+  assert.equal(sse.chunks.at(-2).choices[0].finish_reason, 'stop');
+  assert.deepEqual(sse.chunks.at(-1).choices, []);
+  assert.ok(sse.chunks.at(-1).usage.prompt_tokens > 0);
+});
+
 test('embeddings: what the mock refuses, as a provider would, with the field named', () => {
   const embed = mockAdapter.local!.embeddings!;
   const refusal = (body: Record<string, unknown>) => {

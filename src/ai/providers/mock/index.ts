@@ -1,7 +1,7 @@
 // The built-in `mock` provider: answers in-process and deterministically, in the OpenAI wire
 // format, so a fresh gateway can be demoed, smoke-checked and load-tested without network.
 // The reply echoes the last user message; token counts are estimated (4 characters a token).
-// Embeddings are unit vectors derived from each input's text.
+// Embeddings are unit vectors derived from each input's text; a (legacy) completion echoes its prompt.
 import { GatewayError } from '../../../lib/errors.ts';
 import type { Adapter, LocalReply } from '../contract.ts';
 
@@ -135,12 +135,39 @@ function embeddings(body: Record<string, unknown>, upstreamModel: string): Recor
   };
 }
 
+/** A completions prompt as text (token ids as their decimal text); the first of a list. */
+function promptText(prompt: unknown): string {
+  if (typeof prompt === 'string') return prompt;
+  if (!Array.isArray(prompt) || prompt.length === 0) return '';
+  if (prompt.every((n) => typeof n === 'number')) return prompt.join(' ');
+  const first: unknown = prompt[0];
+  return typeof first === 'string' ? first : Array.isArray(first) ? first.join(' ') : '';
+}
+
+function completions(body: Record<string, unknown>, upstreamModel: string): LocalReply {
+  const prompt = promptText(body.prompt);
+  const said = prompt.trim();
+  const reply = said === '' ? 'Mock completion from Tollgate.' : `Mock completion from Tollgate. You said: ${said.slice(0, 2000)}`;
+  const usage = { prompt_tokens: estimateTokens(prompt), completion_tokens: estimateTokens(reply), total_tokens: estimateTokens(prompt) + estimateTokens(reply) };
+  const base = { id: 'cmpl-mock', object: 'text_completion', created: Math.floor(Date.now() / 1000), model: upstreamModel, system_fingerprint: 'tollgate-mock' };
+  if (body.stream !== true) {
+    return { kind: 'json', body: { ...base, choices: [{ index: 0, text: reply, logprobs: null, finish_reason: 'stop' }], usage } };
+  }
+  const chunks: Record<string, unknown>[] = [
+    ...reply.split(/(?<= )/).map((w) => ({ ...base, choices: [{ index: 0, text: w, logprobs: null, finish_reason: null }] })),
+    { ...base, choices: [{ index: 0, text: '', logprobs: null, finish_reason: 'stop' }] },
+  ];
+  const so = body.stream_options as Record<string, unknown> | undefined;
+  if (so?.include_usage === true) chunks.push({ ...base, choices: [], usage });
+  return { kind: 'sse', chunks };
+}
+
 export const mockAdapter: Adapter = {
   id: 'mock',
-  speaks: ['openai-chat', 'openai-embeddings'],
+  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions'],
   framing: 'sse',
   endpoint: () => ({ url: 'mock://local', headers: {} }),
   prepareRequest: (_op, body, target) => ({ ...body, model: target.upstreamModel }),
   classifyError: () => ({ errorClass: 'upstream_status', retryable: false, retryAfterMs: undefined, message: undefined, type: undefined, code: undefined, param: undefined }),
-  local: { chat, embeddings },
+  local: { chat, embeddings, completions },
 };

@@ -37,6 +37,16 @@ test('embeddings: the same base, /embeddings, the same credential; the body forw
   assert.ok(openaiAdapter.speaks.includes('openai-embeddings'));
 });
 
+test('completions: <api_base>/completions; stream usage asked for; no chat rewrites (max_tokens stays, even for a reasoning model name)', () => {
+  const e = openaiAdapter.endpoint('completions', key({ provider: 'vllm', apiBase: 'http://gpu.local:8000/v1/completions' }));
+  assert.ok(!(e instanceof Error));
+  assert.equal(e.url, 'http://gpu.local:8000/v1/completions');
+  const body = { model: 'alias', prompt: 'x', max_tokens: 5, stream: true };
+  assert.deepEqual(openaiAdapter.prepareRequest('completions', body, { key: key(), upstreamModel: 'o3-mini' }), { ...body, model: 'o3-mini', stream_options: { include_usage: true } });
+  assert.deepEqual(openaiAdapter.prepareRequest('completions', { model: 'a', prompt: 'x' }, { key: key(), upstreamModel: 'u' }), { model: 'u', prompt: 'x' });
+  assert.ok(openaiAdapter.speaks.includes('openai-completions'));
+});
+
 const messages = [
   { role: 'user', content: 'a' },
   { role: 'developer', content: 'be brief' },

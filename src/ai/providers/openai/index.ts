@@ -1,6 +1,6 @@
 // The OpenAI-compatible adapter: provider `openai` and every vendor that speaks the Chat
 // Completions wire format at its own `api_base` (an OpenAI-compatible vendor is configuration),
-// and the Embeddings endpoint of the same base.
+// and the Embeddings and (legacy) Completions endpoints of the same base.
 import { readOpenAIError } from '../../protocols/openai-chat.ts';
 import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation, ProviderKeyView } from '../contract.ts';
 import { retryAfterMsOf } from '../../../lib/http-headers.ts';
@@ -34,14 +34,14 @@ function isOpenAIKey(key: ProviderKeyView): boolean {
 }
 
 function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Error {
-  if (operation !== 'chat' && operation !== 'embeddings') return new Error(`the OpenAI-compatible adapter does not serve ${operation}`);
+  if (operation !== 'chat' && operation !== 'embeddings' && operation !== 'completions') return new Error(`the OpenAI-compatible adapter does not serve ${operation}`);
   let base: string;
   if (key.apiBase !== undefined && key.apiBase.trim() !== '') base = normalizeOpenAIBase(key.apiBase);
   else if (key.provider === 'openai' || key.provider === '') base = OPENAI_DEFAULT_BASE;
   // Never send a non-OpenAI key to OpenAI by default.
   else return new Error(`provider key for "${key.provider}" has no api_base`);
   return {
-    url: operation === 'embeddings' ? `${base}/embeddings` : `${base}/chat/completions`,
+    url: `${base}/${operation === 'chat' ? 'chat/completions' : operation}`,
     headers: { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' },
   };
 }
@@ -49,6 +49,7 @@ function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Er
 function prepareRequest(operation: Operation, body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
   const out: Record<string, unknown> = { ...body, model: target.upstreamModel };
   if (operation === 'embeddings') return out;
+  if (operation === 'completions') return askForStreamUsage(out);
   const isOpenAI = isOpenAIKey(target.key);
   if (!isOpenAI && Array.isArray(body.messages)) {
     // Other providers on this adapter get `developer` as a system message in the same position.
@@ -64,9 +65,15 @@ function prepareRequest(operation: Operation, body: Record<string, unknown>, tar
     if (out.max_completion_tokens === undefined) out.max_completion_tokens = out.max_tokens;
     delete out.max_tokens;
   }
-  // The gateway taps usage from every stream (token limits and usage events are charged from it),
-  // so it always asks, even when the caller said `include_usage: false`; the usage-only chunk
-  // reaches the caller only if it asked.
+  return askForStreamUsage(out);
+}
+
+/**
+ * The gateway taps usage from every stream (token limits and usage events are charged from it),
+ * so it always asks, even when the caller said `include_usage: false`; the usage-only chunk
+ * reaches the caller only if it asked.
+ */
+function askForStreamUsage(out: Record<string, unknown>): Record<string, unknown> {
   if (out.stream === true) {
     const so = out.stream_options as Record<string, unknown> | undefined;
     if (so?.include_usage !== true) out.stream_options = { ...so, include_usage: true };
@@ -99,7 +106,7 @@ function classifyError(
 
 export const openaiAdapter: Adapter = {
   id: 'openai',
-  speaks: ['openai-chat', 'openai-embeddings'],
+  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions'],
   framing: 'sse',
   endpoint,
   prepareRequest,
