@@ -19,7 +19,7 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { UsageSink } from '../observability/usage-events.ts';
 import { createDebugHandler } from '../observability/debug-server.ts';
 import { createStatusHandler, type ConfigStatus } from '../observability/status-server.ts';
-import { listen, type Listener } from '../http/server.ts';
+import { listen, refuseConnect, type Listener } from '../http/server.ts';
 import { trackRequests } from '../http/drain.ts';
 import { createClientIpResolver } from '../http/real-ip.ts';
 import { compileUrlRewrites } from '../http/url-rewrite.ts';
@@ -254,6 +254,7 @@ async function startAdmin(config: GatewayConfig, status: () => { generation: num
   const app = buildAdminApp({ adminKeys: config.admin.admin_keys, status });
   // Counted before it serves anything, so a shutdown drains admin requests like proxy ones.
   const { drain } = trackRequests(app.server, { closing });
+  refuseConnect(app.server, 'GET, HEAD, POST, PUT, PATCH, DELETE');
   const { host, port } = parseAddr(config.admin.addr);
   await app.listen({ host, port });
   const info = app.server.address();

@@ -83,11 +83,40 @@ function listenerAnswer(err: NodeJS.ErrnoException, headersTimeoutMs: number): {
   return undefined;
 }
 
+/**
+ * Answer CONNECT (a client that takes the gateway for a forward proxy) with 405 and `allow`: it
+ * never reaches a request handler, and without this Node drops the connection without a word. A
+ * response still owed on the connection (a pipelined CONNECT) goes out first.
+ */
+export function refuseConnect(server: Server, allow: string, onAnswer?: (answer: ListenerAnswer) => void): void {
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    const requestId = randomUUID();
+    socket.on('error', () => {});
+    let answered = false;
+    const answer = (): void => {
+      if (answered) return;
+      answered = true;
+      socket.end(`HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\nAllow: ${allow}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\n\r\n`);
+    };
+    const owed = attachedResponse(socket);
+    if (owed !== undefined && !owed.writableFinished) owed.once('finish', answer).once('close', answer);
+    else answer();
+    onAnswer?.({
+      status: 405,
+      requestId,
+      errorKind: 'method_not_allowed',
+      errorMessage: `method CONNECT is not allowed: the gateway is not a forward proxy (${req.url ?? ''})`,
+      remoteAddress: socket.remoteAddress,
+      seconds: 0,
+      method: 'CONNECT',
+    });
+  });
+}
+
 export async function listen(options: ListenOptions): Promise<Listener> {
   const requestTimeout = options.requestTimeoutMs ?? 0;
   const headersTimeout = requestTimeout > 0 ? Math.min(66_000, requestTimeout) : 66_000;
   const onAnswer = options.onListenerAnswer;
-  const allow = options.methods ?? 'GET, HEAD';
   const server = http.createServer({
     keepAliveTimeout: 65_000,
     headersTimeout,
@@ -130,22 +159,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       onAnswer({ ...answer, requestId, remoteAddress: socket.remoteAddress, seconds: answer.status === 408 ? headersTimeout / 1000 : 0 });
     });
   }
-  // CONNECT (a client that takes the gateway for a forward proxy) never reaches a request handler:
-  // without this, Node would drop the connection without a word.
-  server.on('connect', (req: IncomingMessage, socket: Socket) => {
-    const requestId = randomUUID();
-    socket.on('error', () => {});
-    socket.end(`HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\nAllow: ${allow}\r\n${REQUEST_ID_HEADER}: ${requestId}\r\n\r\n`);
-    onAnswer?.({
-      status: 405,
-      requestId,
-      errorKind: 'method_not_allowed',
-      errorMessage: `method CONNECT is not allowed: the gateway is not a forward proxy (${req.url ?? ''})`,
-      remoteAddress: socket.remoteAddress,
-      seconds: 0,
-      method: 'CONNECT',
-    });
-  });
+  refuseConnect(server, options.methods ?? 'GET, HEAD', onAnswer);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

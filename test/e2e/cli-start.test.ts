@@ -183,6 +183,24 @@ describe('start with every listener on port 0', () => {
     await res.arrayBuffer();
   });
 
+  test('a CONNECT gets a 405 with Allow from every listener, the admin one (Fastify) included', async () => {
+    for (const [url, allow] of [
+      [gw.adminUrl!, 'GET, HEAD, POST, PUT, PATCH, DELETE'],
+      [gw.proxyUrl, 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'],
+      [gw.metricsUrl!, 'GET, HEAD'],
+    ]) {
+      const { hostname, port } = new URL(url);
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(port), hostname, () => socket.write('CONNECT api.example.com:443 HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n'));
+        let got = '';
+        socket.setEncoding('latin1').on('data', (d: string) => (got += d));
+        socket.on('error', reject).on('close', () => resolve(got));
+      });
+      assert.match(answer, /^HTTP\/1\.1 405 Method Not Allowed\r\n/, url);
+      assert.ok(answer.includes(`\r\nAllow: ${allow}\r\n`), `${url}: ${answer}`);
+    }
+  });
+
   test('stdout holds only the ready line; logs are JSON lines on stderr', async () => {
     // After traffic (access log lines), nothing new may have reached stdout.
     assert.deepEqual(gw.stdout, [JSON.stringify(ready)]);

@@ -30,6 +30,7 @@ useProxyFixture({
       model('tokens', { tpm: 30 }),
       model('tokens-stream', { tpm: 30 }),
       model('tokens-embed', { rpm: 100, tpm: 30 }),
+      model('rpm-cmpl', { rpm: 1 }),
       model('conc', { concurrency: 2 }),
       model('hdr', { rpm: 10, tpm: 1000, concurrency: 5 }),
       { display_name: 'pol', provider: 'openai', model_name: 'pol-up', provider_key: 'up' },
@@ -150,6 +151,22 @@ describe('limits (in-process store)', () => {
     assert.equal(r.status, 429);
     assert.deepEqual(await r.json(), { error: { message: 'token limit exceeded (tokens)', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } });
     assert.equal(mock.requests.length, 2);
+  });
+
+  it('completions are limited like chat: the 2nd request in a minute at rpm 1 is a 429, never sent upstream', async () => {
+    await clearOfWindowEdge();
+    mock.setFallback((req) => ({ json: { id: 'c', object: 'text_completion', model: req.json?.model, choices: [{ index: 0, text: 'x', finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } }));
+    const complete = () =>
+      fetch(`${gw.proxyUrl}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+        body: JSON.stringify({ model: 'rpm-cmpl', prompt: 'hi' }),
+      });
+    assert.equal((await complete()).status, 200);
+    const r = await complete();
+    assert.equal(r.status, 429);
+    assert.equal(((await r.json()) as any).error.message, 'request limit exceeded (requests)');
+    assert.equal(mock.requests.length, 1);
   });
 
   it('concurrency 2: of 4 parallel streams 2 are refused; the slots are released when the streams end', async () => {

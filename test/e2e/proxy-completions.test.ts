@@ -27,6 +27,13 @@ useProxyFixture({
       { display_name: 'up', provider: 'openai', api_key: 'sk-upstream-cmpl-secret', api_base: `${mockUrl}/v1` },
       { display_name: 'claude', provider: 'anthropic', api_key: 'sk-ant-cmpl', api_base: mockUrl },
       { display_name: 'local', provider: 'mock', api_key: 'x' },
+      {
+        display_name: 'shaped',
+        provider: 'openai',
+        api_key: 'sk-shaped',
+        api_base: `${mockUrl}/v1`,
+        request: { param_renames: { max_tokens: 'max_completion_tokens' }, default_body_fields: { response_format: { type: 'json_object' } }, default_headers: { 'x-team': 'ide' } },
+      },
     ],
     models: [
       { display_name: 'coder', provider: 'openai', model_name: 'codestral-22b', provider_key: 'up' },
@@ -35,6 +42,8 @@ useProxyFixture({
       { display_name: 'claude', provider: 'anthropic', model_name: 'claude-sonnet-4-5', provider_key: 'claude' },
       { display_name: 'coder-group', routing: { targets: [{ model: 'claude', priority: 10 }, { model: 'coder-a' }, { model: 'coder-b' }] } },
       { display_name: 'mock-coder', provider: 'mock', model_name: 'mock-coder-1', provider_key: 'local' },
+      { display_name: 'shaped-coder', provider: 'openai', model_name: 'coder-shaped', provider_key: 'shaped' },
+      { display_name: 'claude-only', routing: { targets: [{ model: 'claude' }] } },
     ],
     api_keys: [{ display_name: 'caller', key_env: 'E2E_CMPL_KEY', allowed_models: ['*'] }],
   }),
@@ -127,6 +136,31 @@ test('a stream that dies mid-way ends with an error event and no [DONE], recorde
   assert.equal(row.status, 502);
 });
 
+test('several choices (n: 2): a stream that ends without [DONE] is complete only when every choice finished', async () => {
+  const frames = (req: RecordedRequest, finishBoth: boolean) => {
+    const base = { id: 'cmpl-1', object: 'text_completion', created: 1, model: req.json?.model };
+    const choice = (index: number, text: string, finish: string | null) => ({ index, text, logprobs: null, finish_reason: finish });
+    return [
+      { ...base, choices: [choice(0, 'zero', null)] },
+      { ...base, choices: [choice(1, 'one', null)] },
+      { ...base, choices: [choice(0, '', 'stop')] },
+      ...(finishBoth ? [{ ...base, choices: [choice(1, '', 'length')] }] : []),
+    ];
+  };
+  mock.setFallback((req) => ({ sse: frames(req, false), done: false }));
+  const cut = await post({ model: 'coder', prompt: 'x', n: 2, stream: true });
+  assert.equal(cut.status, 200);
+  assert.match(cut.text, /event: error\ndata: \{"error"/, 'choice 1 never finished: the caller is told');
+  assert.doesNotMatch(cut.text, /\[DONE\]/);
+  assert.equal((await usageOf(gw, cut.headers['x-tollgate-request-id'] as string)).status, 502);
+
+  mock.setFallback((req) => ({ sse: frames(req, true), done: false }));
+  const whole = await post({ model: 'coder', prompt: 'x', n: 2, stream: true });
+  assert.doesNotMatch(whole.text, /event: error/);
+  assert.match(whole.text, /data: \[DONE\]\n\n$/, 'both finished: the end marker is added');
+  assert.equal((await usageOf(gw, whole.headers['x-tollgate-request-id'] as string)).status, 200);
+});
+
 test('an upstream that answers a stream request with JSON: the caller still gets a stream', async () => {
   mock.setFallback((req) => ({ json: completionJson(req, 'whole') }));
   const stream = await client.completions.create({ model: 'coder', prompt: 'x', stream: true, stream_options: { include_usage: true } });
@@ -157,6 +191,14 @@ test('upstream errors keep their rules; a completion without choices is upstream
   assert.equal(JSON.parse(empty.text).error.code, 'upstream_decode');
 });
 
+test("a provider key's body options (chat's) are not applied to completions; its header options are", async () => {
+  mock.setFallback(completionReply);
+  const res = await post({ model: 'shaped-coder', prompt: 'x', max_tokens: 8 });
+  assert.equal(res.status, 200, res.text);
+  assert.deepEqual(mock.requests[0].json, { model: 'coder-shaped', prompt: 'x', max_tokens: 8 });
+  assert.equal(mock.requests[0].headers['x-team'], 'ide');
+});
+
 test('request checks: 400 naming the field before any provider call', async () => {
   const cases: Array<[unknown, string]> = [
     [{ prompt: 'x' }, 'model'],
@@ -180,6 +222,9 @@ test('a target without a completions endpoint is a final 501; a group passes it 
   assert.equal(refused.status, 501, refused.text);
   assert.equal(refused.headers['x-should-retry'], 'false');
   assert.equal(JSON.parse(refused.text).error.message, "model 'claude' does not support /v1/completions: its provider (anthropic) has no completions endpoint in this gateway");
+  const group = await post({ model: 'claude-only', prompt: 'x' });
+  assert.equal(group.status, 501, group.text);
+  assert.equal(JSON.parse(group.text).error.message, "model 'claude-only' does not support /v1/completions: none of its targets has a completions endpoint in this gateway");
   assert.equal(mock.requests.length, 0);
 
   // claude is the group's first tier: passed over; coder-a fails with a 503, coder-b serves.

@@ -106,9 +106,10 @@ export const NATIVE_ONLY: ReadonlySet<Operation> = new Set<Operation>(['count_to
 function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean; body: Record<string, unknown> } | GatewayError {
   const adapter = t.adapter;
   const target: AdapterTarget = { key: t.providerKey.view, upstreamModel: t.upstreamModel };
-  // Body options shape generation requests: a token count's or an embeddings body has none of
-  // their fields (and its upstream refuses fields it does not know).
-  const shaping = call.operation === 'count_tokens' || call.operation === 'embeddings' ? undefined : t.providerKey.body;
+  // Body options shape chat and messages requests: the other bodies have few of their fields (a
+  // chat rename such as max_tokens → max_completion_tokens would break a completion), and their
+  // upstreams refuse fields they do not know.
+  const shaping = NATIVE_ONLY.has(call.operation) ? undefined : t.providerKey.body;
   if (adapter.speaks.includes(call.codec.protocol)) {
     const body = adapter.prepareRequest(call.operation, call.body, target);
     return { op: call.operation, native: true, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
@@ -347,7 +348,7 @@ const earliest = (a: number, b: number): number => (a === 0 ? b : b === 0 ? a : 
 export function nativeOnlyUnsupported(call: CallerRequest, from: { provider: string } | { tags: readonly string[] }): GatewayError {
   const tags = 'tags' in from && from.tags.length > 0 ? ` (of the targets the routing tags ${from.tags.join(', ')} select)` : '';
   if (call.operation === 'embeddings' || call.operation === 'completions') {
-    const why = 'provider' in from ? `its provider${from.provider === '' ? '' : ` (${from.provider})`} has no` : `none of its targets${tags} has an`;
+    const why = 'provider' in from ? `its provider${from.provider === '' ? '' : ` (${from.provider})`} has no` : `none of its targets${tags} has ${call.operation === 'embeddings' ? 'an' : 'a'}`;
     // A 501 is final: the OpenAI SDK would otherwise retry a 5xx twice, refused alike each time.
     return new GatewayError('not_implemented', `model '${call.alias}' does not support /v1/${call.operation}: ${why} ${call.operation} endpoint in this gateway`, { headers: { 'x-should-retry': 'false' } });
   }

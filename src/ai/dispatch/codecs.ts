@@ -84,12 +84,20 @@ export function spliceModel(text: string, alias: string): string | undefined {
 
 class OpenAINativeRelay implements NativeRelay {
   private readonly relay: OpenAIChatStreamRelay;
+  /**
+   * Per choice index, whether it finished; kept only when asked for (completions, where `n` and a
+   * list of prompts make several choices common): a stream that ends without its `[DONE]` is then
+   * complete only if every choice finished. It costs a parse per chunk, which chat does not pay.
+   */
+  private readonly choices: Map<number, boolean> | undefined;
 
-  constructor(alias: string, dropUsage: boolean, upstream: OpenAIResponseOptions | undefined) {
+  constructor(alias: string, dropUsage: boolean, upstream: OpenAIResponseOptions | undefined, perChoice: boolean) {
     this.relay = new OpenAIChatStreamRelay(alias, dropUsage, upstream);
+    this.choices = perChoice ? new Map() : undefined;
   }
 
   line(line: string): string {
+    if (this.choices !== undefined && line.startsWith('data:')) trackChoices(line, this.choices);
     return this.relay.line(line);
   }
 
@@ -98,7 +106,8 @@ class OpenAINativeRelay implements NativeRelay {
     // `[DONE]` with no choice before it: no answer was given (the caller gets an error frame).
     if (this.relay.emptyDone) return { text: '', complete: false };
     // A finished response without the end marker: complete it for the caller.
-    return this.relay.complete ? { text: 'data: [DONE]\n\n', complete: true } : { text: '', complete: false };
+    const finished = this.relay.complete && (this.choices === undefined || [...this.choices.values()].every(Boolean));
+    return finished ? { text: 'data: [DONE]\n\n', complete: true } : { text: '', complete: false };
   }
 
   get usage(): CanonicalUsage | undefined {
@@ -108,6 +117,24 @@ class OpenAINativeRelay implements NativeRelay {
   get inBandError(): boolean {
     return this.relay.inBandError !== undefined;
   }
+}
+
+/** Record, per choice index of one `data:` line's chunk, whether it finished. */
+function trackChoices(line: string, choices: Map<number, boolean>): void {
+  const chunk = parseObject(line.slice(line.charCodeAt(5) === 32 ? 6 : 5));
+  if (chunk === undefined || !Array.isArray(chunk.choices)) return;
+  chunk.choices.forEach((c: unknown, i: number) => {
+    if (c === null || typeof c !== 'object') return;
+    const choice = c as Record<string, unknown>;
+    const index = typeof choice.index === 'number' ? choice.index : i;
+    if (typeof choice.finish_reason === 'string') choices.set(index, true);
+    else if (!choices.has(index)) choices.set(index, false);
+  });
+}
+
+/** The native relay of an OpenAI-family stream; `perChoice`: judge completeness choice by choice. */
+export function openAINativeRelay(alias: string, dropUsage: boolean, upstream: OpenAIResponseOptions | undefined, perChoice = false): NativeRelay {
+  return new OpenAINativeRelay(alias, dropUsage, upstream, perChoice);
 }
 
 export const openAIChatCodec: CallerCodec = {
@@ -123,7 +150,7 @@ export const openAIChatCodec: CallerCodec = {
     const body = spliceModel(answer, alias);
     return body === undefined ? undefined : { body, usage: scanUsage(answer) };
   },
-  createNativeRelay: (alias, dropUsage, upstream) => new OpenAINativeRelay(alias, dropUsage, upstream),
+  createNativeRelay: (alias, dropUsage, upstream) => new OpenAINativeRelay(alias, dropUsage, upstream, false),
   answerAsStream(body, alias, wantUsage) {
     const completion = parseObject(body);
     const chunks = completion === undefined ? undefined : completionAsChunks(completion);

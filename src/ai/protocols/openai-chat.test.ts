@@ -43,7 +43,11 @@ test('rejects malformed bodies with precise messages', () => {
   rejects({ model: 'm' }, 400, 'messages', /'messages'/);
   rejects({ model: 'm', messages: ['hi'] }, 400, 'messages[0]', /must be an object/);
   rejects({ model: 'm', messages: [], stream: 'yes' }, 400, 'stream', /boolean/);
-  for (const bad of [null, 'x', [1, 2]]) rejects({ model: 'm', messages: [], stream_options: bad }, 400, 'stream_options', /must be an object/);
+  for (const bad of ['x', [1, 2]]) rejects({ model: 'm', messages: [], stream_options: bad }, 400, 'stream_options', /must be an object/);
+});
+
+test('null stream and stream_options are taken as OpenAI takes them (an SDK sends null for an explicit None)', () => {
+  assert.deepEqual(parse({ model: 'm', messages: [], stream: null, stream_options: null }), { model: 'm', messages: [], stream: null, stream_options: null });
 });
 
 test('reads upstream error envelopes, tolerating shapes', () => {

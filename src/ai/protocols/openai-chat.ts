@@ -74,10 +74,10 @@ export function parseChatRequest(raw: Buffer): ChatRequest {
       );
     }
   }
-  if (req.stream !== undefined && typeof req.stream !== 'boolean') throw invalid("'stream' must be a boolean", 'stream');
-  if (req.stream_options !== undefined && (req.stream_options === null || typeof req.stream_options !== 'object' || Array.isArray(req.stream_options))) {
-    throw invalid("'stream_options' must be an object", 'stream_options');
-  }
+  // OpenAI takes null for both, as for any optional field (an SDK sends it for an explicit None).
+  if (req.stream !== undefined && req.stream !== null && typeof req.stream !== 'boolean') throw invalid("'stream' must be a boolean", 'stream');
+  const so = req.stream_options;
+  if (so !== undefined && so !== null && (typeof so !== 'object' || Array.isArray(so))) throw invalid("'stream_options' must be an object", 'stream_options');
   return req as ChatRequest;
 }
 

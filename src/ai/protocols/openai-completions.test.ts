@@ -23,6 +23,10 @@ test('every prompt form OpenAI takes is accepted, with unchecked fields kept', (
   }
 });
 
+test('null stream and stream_options are accepted as OpenAI takes them (an explicit None)', () => {
+  assert.equal(parse({ model: 'm', prompt: 'x', stream: null, stream_options: null }).stream, null);
+});
+
 test('refusals name their field', () => {
   assert.equal(refusedParam({ prompt: 'x' }), 'model');
   for (const prompt of [undefined, null, 5, [], [1, 'a'], [[1], 'a'], [1.5], { text: 'x' }]) assert.equal(refusedParam({ model: 'm', prompt }), 'prompt', JSON.stringify(prompt));

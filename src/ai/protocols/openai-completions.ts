@@ -21,7 +21,8 @@ export function parseCompletionsRequest(raw: Buffer): CompletionsRequest {
   const req = parseOpenAIBody(raw);
   const problem = textInputError(req.prompt, 'prompt');
   if (problem !== undefined) throw invalid(problem, 'prompt');
-  if (req.stream !== undefined && typeof req.stream !== 'boolean') throw invalid("'stream' must be a boolean", 'stream');
+  // OpenAI takes null for both, as for any optional field (an SDK sends it for an explicit None).
+  if (req.stream !== undefined && req.stream !== null && typeof req.stream !== 'boolean') throw invalid("'stream' must be a boolean", 'stream');
   const so = req.stream_options;
   if (so !== undefined && so !== null && (typeof so !== 'object' || Array.isArray(so))) throw invalid("'stream_options' must be an object", 'stream_options');
   return req as CompletionsRequest;
