@@ -25,6 +25,8 @@ import { embeddings } from './endpoints/embeddings.ts';
 import { openAIEmbeddingsCodec } from './dispatch/embeddings-codec.ts';
 import { completions } from './endpoints/completions.ts';
 import { openAICompletionsCodec } from './dispatch/completions-codec.ts';
+import { rerank } from './endpoints/rerank.ts';
+import { rerankCodec } from './dispatch/rerank-codec.ts';
 import { handleHostStage, handlePathStage } from '../passthrough/handler.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { PassthroughHooks } from '../passthrough/hooks.ts';
@@ -111,6 +113,7 @@ const ROUTES = new Map<string, Route>([
   ['/v1/messages/count_tokens', route({ POST: countTokens }, { codec: anthropicMessagesCodec, operation: 'count_tokens' })],
   ['/v1/embeddings', route({ POST: embeddings }, { codec: openAIEmbeddingsCodec, operation: 'embeddings' })],
   ['/v1/completions', route({ POST: completions }, { codec: openAICompletionsCodec, operation: 'completions' })],
+  ['/v1/rerank', route({ POST: rerank }, { codec: rerankCodec, operation: 'rerank' })],
 ]);
 
 /** `GET /v1/models/{model}`: the one typed route with a parameter (the rest of the path, decoded). */

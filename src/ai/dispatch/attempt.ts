@@ -97,7 +97,15 @@ function configFailure(message: string): AttemptResult {
 }
 
 /** Operations with no chat form: served only by targets whose adapter speaks the caller's protocol. */
-export const NATIVE_ONLY: ReadonlySet<Operation> = new Set<Operation>(['count_tokens', 'embeddings', 'completions']);
+export const NATIVE_ONLY: ReadonlySet<Operation> = new Set<Operation>(['count_tokens', 'embeddings', 'completions', 'rerank']);
+
+/** The provider labels whose keys rerank (spec 2 §4.1: OpenAI's family and two rerank vendors), and the built-in mock. */
+const RERANK_PROVIDERS: ReadonlySet<string> = new Set(['openai', 'cohere', 'jina', 'mock']);
+
+/** Whether a target serves the caller's request natively: its adapter speaks the protocol (and, to rerank, its key's label may). */
+export function servesNatively(call: CallerRequest, adapter: Adapter | undefined, provider: string): boolean {
+  return adapter?.speaks.includes(call.codec.protocol) === true && (call.operation !== 'rerank' || RERANK_PROVIDERS.has(provider));
+}
 
 /**
  * Native when the adapter speaks the caller's protocol; translated through canonical chat otherwise.
@@ -110,7 +118,7 @@ function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean;
   // chat rename such as max_tokens → max_completion_tokens would break a completion), and their
   // upstreams refuse fields they do not know.
   const shaping = NATIVE_ONLY.has(call.operation) ? undefined : t.providerKey.body;
-  if (adapter.speaks.includes(call.codec.protocol)) {
+  if (servesNatively(call, adapter, t.providerKey.view.provider)) {
     const body = adapter.prepareRequest(call.operation, call.body, target);
     return { op: call.operation, native: true, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
   }
@@ -131,7 +139,9 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
     const reply: LocalReply =
       planned.op === 'embeddings' && local.embeddings !== undefined
         ? { kind: 'json', body: local.embeddings(body, t.upstreamModel) }
-        : planned.op === 'completions' && local.completions !== undefined
+        : planned.op === 'rerank' && local.rerank !== undefined
+          ? { kind: 'json', body: local.rerank(body, t.upstreamModel) }
+          : planned.op === 'completions' && local.completions !== undefined
           ? local.completions(asked, t.upstreamModel)
           : local.chat(asked, t.upstreamModel);
     answerLocal(ctx, call, reply);
@@ -347,7 +357,7 @@ const earliest = (a: number, b: number): number => (a === 0 ? b : b === 0 ? a : 
  */
 export function nativeOnlyUnsupported(call: CallerRequest, from: { provider: string } | { tags: readonly string[] }): GatewayError {
   const tags = 'tags' in from && from.tags.length > 0 ? ` (of the targets the routing tags ${from.tags.join(', ')} select)` : '';
-  if (call.operation === 'embeddings' || call.operation === 'completions') {
+  if (call.operation !== 'count_tokens') {
     const why = 'provider' in from ? `its provider${from.provider === '' ? '' : ` (${from.provider})`} has no` : `none of its targets${tags} has ${call.operation === 'embeddings' ? 'an' : 'a'}`;
     // A 501 is final: the OpenAI SDK would otherwise retry a 5xx twice, refused alike each time.
     return new GatewayError('not_implemented', `model '${call.alias}' does not support /v1/${call.operation}: ${why} ${call.operation} endpoint in this gateway`, { headers: { 'x-should-retry': 'false' } });

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestContext } from '../../http/context.ts';
 import type { ResolvedModel, Snapshot } from '../../snapshot/snapshot.ts';
 import { GatewayError } from '../../lib/errors.ts';
-import { attempt, NATIVE_ONLY, nativeOnlyUnsupported, type AttemptFailure, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
+import { attempt, NATIVE_ONLY, nativeOnlyUnsupported, servesNatively, type AttemptFailure, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
 import { directCooldown, directRetries, groupPlan, type GroupTarget } from './groups.ts';
 import type { CooldownPolicy, HealthTracker } from './health.ts';
 import { attemptKind, backoffDelayMs, decideNext, retrySettings, type AttemptErrorClass, type Decision, type RetrySettings } from './retry-policy.ts';
@@ -107,10 +107,10 @@ function candidates(ctx: RequestContext, call: CallerRequest, resolved: Resolved
   if (tagged !== undefined && !plan.state.config.targets.some(tagged)) {
     throw new GatewayError('invalid_request', `no target of model '${call.alias}' carries the routing tags ${[...tags!].join(', ')} or the tag default`, { publicCode: null });
   }
-  // Token counting, embeddings and completions are served natively only: the group's targets whose
-  // adapter speaks the caller's protocol serve them, the others are passed over.
+  // Token counting, embeddings, completions and rerank are served natively only: the group's
+  // targets that serve them natively are its candidates, the others are passed over.
   const native = NATIVE_ONLY.has(call.operation)
-    ? (t: GroupTarget) => t.entry.providerKey?.adapter?.speaks.includes(call.codec.protocol) === true
+    ? (t: GroupTarget) => t.entry.providerKey !== undefined && servesNatively(call, t.entry.providerKey.adapter, t.entry.providerKey.view.provider)
     : undefined;
   const eligible = native === undefined ? tagged : tagged === undefined ? native : (t: GroupTarget) => tagged(t) && native(t);
   const selection = selectTargets(plan.state, deps.health, { hash: hashSources(ctx), eligible });

@@ -5,13 +5,13 @@ import type { CanonicalUsage, StreamError } from '../protocols/canonical.ts';
 
 export type { CanonicalUsage, StreamError };
 
-export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings' | 'openai-completions';
+export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings' | 'openai-completions' | 'rerank';
 
-export const OPERATIONS = ['chat', 'messages', 'count_tokens', 'embeddings', 'completions'] as const;
+export const OPERATIONS = ['chat', 'messages', 'count_tokens', 'embeddings', 'completions', 'rerank'] as const;
 
 /**
  * Upstream operations: `chat` is the canonical request (native or translated by the adapter);
- * `count_tokens`, `embeddings` and `completions` are native only.
+ * `count_tokens`, `embeddings`, `completions` and `rerank` are native only.
  */
 export type Operation = (typeof OPERATIONS)[number];
 
@@ -64,6 +64,8 @@ export interface LocalResponder {
   embeddings?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
   /** An OpenAI completions answer (JSON or chunks); present when the adapter speaks `openai-completions`. */
   completions?(body: Record<string, unknown>, upstreamModel: string): LocalReply;
+  /** A rerank answer; present when the adapter speaks `rerank`. */
+  rerank?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
 }
 
 export type LocalReply =

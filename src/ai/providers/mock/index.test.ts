@@ -70,6 +70,18 @@ test('completions: the prompt echoed, as JSON or as chunks ending with finish an
   assert.ok(sse.chunks.at(-1).usage.prompt_tokens > 0);
 });
 
+test('rerank: by the share of query words a document holds, best first, ties by index, top_n kept', () => {
+  const r = loose(mockAdapter.local!.rerank!({ model: 'm', query: 'Red apple', documents: ['green pear', { text: 'a red apple' }, 'red car', 'red apple pie'], top_n: 3 }, 'mock-r'));
+  assert.equal(r.model, 'mock-r');
+  assert.deepEqual(r.results, [
+    { index: 1, relevance_score: 1 },
+    { index: 3, relevance_score: 1 },
+    { index: 2, relevance_score: 0.5 },
+  ]);
+  assert.equal(r.usage.prompt_tokens, r.usage.total_tokens);
+  assert.ok(r.usage.prompt_tokens > 0);
+});
+
 test('embeddings: what the mock refuses, as a provider would, with the field named', () => {
   const embed = mockAdapter.local!.embeddings!;
   const refusal = (body: Record<string, unknown>) => {

@@ -1,7 +1,8 @@
 // The built-in `mock` provider: answers in-process and deterministically, in the OpenAI wire
 // format, so a fresh gateway can be demoed, smoke-checked and load-tested without network.
 // The reply echoes the last user message; token counts are estimated (4 characters a token).
-// Embeddings are unit vectors derived from each input's text; a (legacy) completion echoes its prompt.
+// Embeddings are unit vectors derived from each input's text; a (legacy) completion echoes its
+// prompt; rerank scores documents by the query words they hold.
 import { GatewayError } from '../../../lib/errors.ts';
 import type { Adapter, LocalReply } from '../contract.ts';
 
@@ -162,12 +163,36 @@ function completions(body: Record<string, unknown>, upstreamModel: string): Loca
   return { kind: 'sse', chunks };
 }
 
+/** The text of a rerank document: itself, or an object's `text`. */
+function documentText(d: unknown): string {
+  if (typeof d === 'string') return d;
+  const t = d !== null && typeof d === 'object' ? (d as Record<string, unknown>).text : undefined;
+  return typeof t === 'string' ? t : '';
+}
+
+/** Rerank by the share of the query's words a document holds: deterministic, best first. */
+function rerank(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
+  const words = (s: string): string[] => s.toLowerCase().split(/\W+/).filter((w) => w !== '');
+  const query = new Set(words(typeof body.query === 'string' ? body.query : ''));
+  const docs = Array.isArray(body.documents) ? body.documents : [];
+  const scored = docs.map((d, index) => {
+    const own = new Set(words(documentText(d)));
+    let shared = 0;
+    for (const w of query) if (own.has(w)) shared++;
+    return { index, relevance_score: query.size === 0 ? 0 : shared / query.size };
+  });
+  scored.sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
+  const topN = typeof body.top_n === 'number' && body.top_n > 0 ? body.top_n : scored.length;
+  const tokens = estimateTokens(typeof body.query === 'string' ? body.query : '') + docs.reduce((n: number, d) => n + estimateTokens(documentText(d)), 0);
+  return { model: upstreamModel, results: scored.slice(0, topN), usage: { prompt_tokens: tokens, total_tokens: tokens } };
+}
+
 export const mockAdapter: Adapter = {
   id: 'mock',
-  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions'],
+  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions', 'rerank'],
   framing: 'sse',
   endpoint: () => ({ url: 'mock://local', headers: {} }),
   prepareRequest: (_op, body, target) => ({ ...body, model: target.upstreamModel }),
   classifyError: () => ({ errorClass: 'upstream_status', retryable: false, retryAfterMs: undefined, message: undefined, type: undefined, code: undefined, param: undefined }),
-  local: { chat, embeddings, completions },
+  local: { chat, embeddings, completions, rerank },
 };

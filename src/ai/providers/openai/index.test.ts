@@ -47,6 +47,20 @@ test('completions: <api_base>/completions; stream usage asked for; no chat rewri
   assert.ok(openaiAdapter.speaks.includes('openai-completions'));
 });
 
+test('rerank: <api_base>/rerank (Cohere v2, Jina, vLLM bases alike); the body forwarded with the upstream model only', () => {
+  for (const [apiBase, url] of [
+    ['https://api.cohere.com/v2', 'https://api.cohere.com/v2/rerank'],
+    ['https://api.jina.ai/v1/', 'https://api.jina.ai/v1/rerank'],
+  ]) {
+    const e = openaiAdapter.endpoint('rerank', key({ provider: 'cohere', apiBase }));
+    assert.ok(!(e instanceof Error));
+    assert.equal(e.url, url);
+    assert.equal(e.headers.authorization, 'Bearer sk-test');
+  }
+  const body = { model: 'a', query: 'q', documents: ['d'], top_n: 1, stream: true };
+  assert.deepEqual(openaiAdapter.prepareRequest('rerank', body, { key: key(), upstreamModel: 'rr' }), { ...body, model: 'rr' });
+});
+
 const messages = [
   { role: 'user', content: 'a' },
   { role: 'developer', content: 'be brief' },

@@ -1,6 +1,7 @@
 // The OpenAI-compatible adapter: provider `openai` and every vendor that speaks the Chat
 // Completions wire format at its own `api_base` (an OpenAI-compatible vendor is configuration),
-// and the Embeddings and (legacy) Completions endpoints of the same base.
+// and the Embeddings, (legacy) Completions and rerank endpoints of the same base (`<api_base>/rerank`:
+// Cohere's `https://api.cohere.com/v2`, Jina's `https://api.jina.ai/v1`, vLLM, Infinity, TEI).
 import { readOpenAIError } from '../../protocols/openai-chat.ts';
 import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation, ProviderKeyView } from '../contract.ts';
 import { retryAfterMsOf } from '../../../lib/http-headers.ts';
@@ -34,7 +35,7 @@ function isOpenAIKey(key: ProviderKeyView): boolean {
 }
 
 function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Error {
-  if (operation !== 'chat' && operation !== 'embeddings' && operation !== 'completions') return new Error(`the OpenAI-compatible adapter does not serve ${operation}`);
+  if (operation !== 'chat' && operation !== 'embeddings' && operation !== 'completions' && operation !== 'rerank') return new Error(`the OpenAI-compatible adapter does not serve ${operation}`);
   let base: string;
   if (key.apiBase !== undefined && key.apiBase.trim() !== '') base = normalizeOpenAIBase(key.apiBase);
   else if (key.provider === 'openai' || key.provider === '') base = OPENAI_DEFAULT_BASE;
@@ -48,7 +49,7 @@ function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Er
 
 function prepareRequest(operation: Operation, body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
   const out: Record<string, unknown> = { ...body, model: target.upstreamModel };
-  if (operation === 'embeddings') return out;
+  if (operation === 'embeddings' || operation === 'rerank') return out;
   if (operation === 'completions') return askForStreamUsage(out);
   const isOpenAI = isOpenAIKey(target.key);
   if (!isOpenAI && Array.isArray(body.messages)) {
@@ -106,7 +107,7 @@ function classifyError(
 
 export const openaiAdapter: Adapter = {
   id: 'openai',
-  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions'],
+  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions', 'rerank'],
   framing: 'sse',
   endpoint,
   prepareRequest,
