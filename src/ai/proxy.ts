@@ -27,6 +27,8 @@ import { completions } from './endpoints/completions.ts';
 import { openAICompletionsCodec } from './dispatch/completions-codec.ts';
 import { rerank } from './endpoints/rerank.ts';
 import { rerankCodec } from './dispatch/rerank-codec.ts';
+import { imageGenerations } from './endpoints/images.ts';
+import { openAIImagesCodec } from './dispatch/images-codec.ts';
 import { handleHostStage, handlePathStage } from '../passthrough/handler.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { PassthroughHooks } from '../passthrough/hooks.ts';
@@ -114,6 +116,7 @@ const ROUTES = new Map<string, Route>([
   ['/v1/embeddings', route({ POST: embeddings }, { codec: openAIEmbeddingsCodec, operation: 'embeddings' })],
   ['/v1/completions', route({ POST: completions }, { codec: openAICompletionsCodec, operation: 'completions' })],
   ['/v1/rerank', route({ POST: rerank }, { codec: rerankCodec, operation: 'rerank' })],
+  ['/v1/images/generations', route({ POST: imageGenerations }, { codec: openAIImagesCodec, operation: 'images' })],
 ]);
 
 /** `GET /v1/models/{model}`: the one typed route with a parameter (the rest of the path, decoded). */

@@ -97,14 +97,20 @@ function configFailure(message: string): AttemptResult {
 }
 
 /** Operations with no chat form: served only by targets whose adapter speaks the caller's protocol. */
-export const NATIVE_ONLY: ReadonlySet<Operation> = new Set<Operation>(['count_tokens', 'embeddings', 'completions', 'rerank']);
+export const NATIVE_ONLY: ReadonlySet<Operation> = new Set<Operation>(['count_tokens', 'embeddings', 'completions', 'rerank', 'images']);
 
-/** The provider labels whose keys rerank (spec 2 §4.1: OpenAI's family and two rerank vendors), and the built-in mock. */
-const RERANK_PROVIDERS: ReadonlySet<string> = new Set(['openai', 'cohere', 'jina', 'mock']);
+/**
+ * The provider labels whose keys may serve an operation, where spec 2 §4.1 restricts it: rerank to
+ * OpenAI's family and two rerank vendors, image generation to OpenAI's; the built-in mock serves both.
+ */
+const PROVIDERS_OF: Partial<Record<Operation, ReadonlySet<string>>> = {
+  rerank: new Set(['openai', 'cohere', 'jina', 'mock']),
+  images: new Set(['openai', 'mock']),
+};
 
-/** Whether a target serves the caller's request natively: its adapter speaks the protocol (and, to rerank, its key's label may). */
+/** Whether a target serves the caller's request natively: its adapter speaks the protocol, and its key's label may. */
 export function servesNatively(call: CallerRequest, adapter: Adapter | undefined, provider: string): boolean {
-  return adapter?.speaks.includes(call.codec.protocol) === true && (call.operation !== 'rerank' || RERANK_PROVIDERS.has(provider));
+  return adapter?.speaks.includes(call.codec.protocol) === true && PROVIDERS_OF[call.operation]?.has(provider) !== false;
 }
 
 /**
@@ -141,6 +147,8 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
         ? { kind: 'json', body: local.embeddings(body, t.upstreamModel) }
         : planned.op === 'rerank' && local.rerank !== undefined
           ? { kind: 'json', body: local.rerank(body, t.upstreamModel) }
+          : planned.op === 'images' && local.images !== undefined
+            ? { kind: 'json', body: local.images(body, t.upstreamModel) }
           : planned.op === 'completions' && local.completions !== undefined
           ? local.completions(asked, t.upstreamModel)
           : local.chat(asked, t.upstreamModel);
@@ -350,17 +358,27 @@ function keyHeaders(headers: Record<string, string | string[] | number>, rules: 
 /** The shorter of two timeouts, 0 standing for none. */
 const earliest = (a: number, b: number): number => (a === 0 ? b : b === 0 ? a : Math.min(a, b));
 
+/** The route and the name of the upstream endpoint of each operation refused with a 501: [path, article, noun]. */
+const REFUSED_AS: Partial<Record<Operation, readonly [string, string, string]>> = {
+  embeddings: ['/v1/embeddings', 'an', 'embeddings endpoint'],
+  completions: ['/v1/completions', 'a', 'completions endpoint'],
+  rerank: ['/v1/rerank', 'a', 'rerank endpoint'],
+  images: ['/v1/images/generations', 'an', 'image generation endpoint'],
+};
+
 /**
- * The refusal of an operation served natively only (token counting, embeddings) by a model with no
- * target that speaks it. `from` is a direct model's provider, or for a model group the routing tags
- * that narrowed its targets (an empty list when none did).
+ * The refusal of an operation served natively only by a model with no target that serves it.
+ * `from` is a direct model's provider, or for a model group the routing tags that narrowed its
+ * targets (an empty list when none did).
  */
 export function nativeOnlyUnsupported(call: CallerRequest, from: { provider: string } | { tags: readonly string[] }): GatewayError {
   const tags = 'tags' in from && from.tags.length > 0 ? ` (of the targets the routing tags ${from.tags.join(', ')} select)` : '';
-  if (call.operation !== 'count_tokens') {
-    const why = 'provider' in from ? `its provider${from.provider === '' ? '' : ` (${from.provider})`} has no` : `none of its targets${tags} has ${call.operation === 'embeddings' ? 'an' : 'a'}`;
+  const refused = REFUSED_AS[call.operation];
+  if (refused !== undefined) {
+    const [path, article, noun] = refused;
+    const why = 'provider' in from ? `its provider${from.provider === '' ? '' : ` (${from.provider})`} has no` : `none of its targets${tags} has ${article}`;
     // A 501 is final: the OpenAI SDK would otherwise retry a 5xx twice, refused alike each time.
-    return new GatewayError('not_implemented', `model '${call.alias}' does not support /v1/${call.operation}: ${why} ${call.operation} endpoint in this gateway`, { headers: { 'x-should-retry': 'false' } });
+    return new GatewayError('not_implemented', `model '${call.alias}' does not support ${path}: ${why} ${noun} in this gateway`, { headers: { 'x-should-retry': 'false' } });
   }
   return new GatewayError('invalid_request', `model '${call.alias}' does not support /v1/messages/count_tokens: token counting is only available for messages-family (anthropic) targets${tags}`, { publicCode: null });
 }

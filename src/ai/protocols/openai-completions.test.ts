@@ -1,20 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCompletionsRequest, textCompletionAsChunks } from './openai-completions.ts';
-import { GatewayError } from '../../lib/errors.ts';
+import { refusedParam } from '../../../test/harness/refused-param.ts';
 
 const parse = (body: unknown) => parseCompletionsRequest(Buffer.from(JSON.stringify(body)));
 
-function refusedParam(body: unknown): string | null {
-  try {
-    parse(body);
-  } catch (e) {
-    assert.ok(e instanceof GatewayError);
-    assert.equal(e.code, 'invalid_request');
-    return e.param;
-  }
-  assert.fail(`accepted ${JSON.stringify(body)}`);
-}
+const refused = (body: unknown) => refusedParam(parseCompletionsRequest, body);
 
 test('every prompt form OpenAI takes is accepted, with unchecked fields kept', () => {
   for (const prompt of ['', 'text', ['a', 'b'], [1, 2, 3], [[1, 2], [3]]]) {
@@ -28,10 +19,10 @@ test('null stream and stream_options are accepted as OpenAI takes them (an expli
 });
 
 test('refusals name their field', () => {
-  assert.equal(refusedParam({ prompt: 'x' }), 'model');
-  for (const prompt of [undefined, null, 5, [], [1, 'a'], [[1], 'a'], [1.5], { text: 'x' }]) assert.equal(refusedParam({ model: 'm', prompt }), 'prompt', JSON.stringify(prompt));
-  assert.equal(refusedParam({ model: 'm', prompt: 'x', stream: 1 }), 'stream');
-  assert.equal(refusedParam({ model: 'm', prompt: 'x', stream_options: 'on' }), 'stream_options');
+  assert.equal(refused({ prompt: 'x' }), 'model');
+  for (const prompt of [undefined, null, 5, [], [1, 'a'], [[1], 'a'], [1.5], { text: 'x' }]) assert.equal(refused({ model: 'm', prompt }), 'prompt', JSON.stringify(prompt));
+  assert.equal(refused({ model: 'm', prompt: 'x', stream: 1 }), 'stream');
+  assert.equal(refused({ model: 'm', prompt: 'x', stream_options: 'on' }), 'stream_options');
 });
 
 test('a whole text_completion as its stream: texts, finish reasons, then usage', () => {

@@ -1,19 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseRerankRequest, rerankUsage } from './rerank.ts';
-import { GatewayError } from '../../lib/errors.ts';
+import { refusedParam } from '../../../test/harness/refused-param.ts';
 
 const parse = (body: unknown) => parseRerankRequest(Buffer.from(JSON.stringify(body)));
 
-function refusedParam(body: unknown): string | null {
-  try {
-    parse(body);
-  } catch (e) {
-    assert.ok(e instanceof GatewayError);
-    return e.param;
-  }
-  assert.fail(`accepted ${JSON.stringify(body)}`);
-}
+const refused = (body: unknown) => refusedParam(parseRerankRequest, body);
 
 test('string and object documents, vendor fields kept', () => {
   const body = { model: 'm', query: 'q', documents: ['a', { text: 'b', title: 't' }], top_n: 1, return_documents: true, max_tokens_per_doc: 512, top_n_extra: null };
@@ -22,13 +14,13 @@ test('string and object documents, vendor fields kept', () => {
 });
 
 test('refusals name their field', () => {
-  assert.equal(refusedParam({ query: 'q', documents: ['a'] }), 'model');
-  for (const query of [undefined, '', 5]) assert.equal(refusedParam({ model: 'm', query, documents: ['a'] }), 'query');
-  for (const documents of [undefined, [], 'a', { a: 1 }]) assert.equal(refusedParam({ model: 'm', query: 'q', documents }), 'documents');
-  assert.equal(refusedParam({ model: 'm', query: 'q', documents: ['a', null] }), 'documents[1]');
-  assert.equal(refusedParam({ model: 'm', query: 'q', documents: [['a']] }), 'documents[0]');
-  for (const top_n of [0, -1, 1.5, '3']) assert.equal(refusedParam({ model: 'm', query: 'q', documents: ['a'], top_n }), 'top_n');
-  assert.equal(refusedParam({ model: 'm', query: 'q', documents: ['a'], stream: true }), 'stream');
+  assert.equal(refused({ query: 'q', documents: ['a'] }), 'model');
+  for (const query of [undefined, '', 5]) assert.equal(refused({ model: 'm', query, documents: ['a'] }), 'query');
+  for (const documents of [undefined, [], 'a', { a: 1 }]) assert.equal(refused({ model: 'm', query: 'q', documents }), 'documents');
+  assert.equal(refused({ model: 'm', query: 'q', documents: ['a', null] }), 'documents[1]');
+  assert.equal(refused({ model: 'm', query: 'q', documents: [['a']] }), 'documents[0]');
+  for (const top_n of [0, -1, 1.5, '3']) assert.equal(refused({ model: 'm', query: 'q', documents: ['a'], top_n }), 'top_n');
+  assert.equal(refused({ model: 'm', query: 'q', documents: ['a'], stream: true }), 'stream');
 });
 
 test('input tokens: the first usage field the vendor reports, else zero', () => {

@@ -5,13 +5,13 @@ import type { CanonicalUsage, StreamError } from '../protocols/canonical.ts';
 
 export type { CanonicalUsage, StreamError };
 
-export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings' | 'openai-completions' | 'rerank';
+export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings' | 'openai-completions' | 'rerank' | 'openai-images';
 
-export const OPERATIONS = ['chat', 'messages', 'count_tokens', 'embeddings', 'completions', 'rerank'] as const;
+export const OPERATIONS = ['chat', 'messages', 'count_tokens', 'embeddings', 'completions', 'rerank', 'images'] as const;
 
 /**
- * Upstream operations: `chat` is the canonical request (native or translated by the adapter);
- * `count_tokens`, `embeddings`, `completions` and `rerank` are native only.
+ * Upstream operations: `chat` is the canonical request (native or translated by the adapter); the
+ * others are native only (`images`: image generation).
  */
 export type Operation = (typeof OPERATIONS)[number];
 
@@ -66,6 +66,8 @@ export interface LocalResponder {
   completions?(body: Record<string, unknown>, upstreamModel: string): LocalReply;
   /** A rerank answer; present when the adapter speaks `rerank`. */
   rerank?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
+  /** An image generation answer; present when the adapter speaks `openai-images`. */
+  images?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
 }
 
 export type LocalReply =

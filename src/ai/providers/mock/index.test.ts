@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MOCK_EMBEDDING_DIMENSIONS, MOCK_MAX_DIMENSIONS, MOCK_MAX_INPUTS, MOCK_MAX_NUMBERS, mockAdapter } from './index.ts';
+import { MOCK_EMBEDDING_DIMENSIONS, MOCK_IMAGE_PNG_BASE64, MOCK_MAX_DIMENSIONS, MOCK_MAX_INPUTS, MOCK_MAX_NUMBERS, mockAdapter } from './index.ts';
 import { GatewayError } from '../../../lib/errors.ts';
 
 const loose = (v: unknown): any => v;
@@ -80,6 +80,16 @@ test('rerank: by the share of query words a document holds, best first, ties by 
   ]);
   assert.equal(r.usage.prompt_tokens, r.usage.total_tokens);
   assert.ok(r.usage.prompt_tokens > 0);
+});
+
+test('images: n one-pixel PNGs, base64 or a data URL, with gpt-image-style usage; n past 10 refused', () => {
+  const gen = mockAdapter.local!.images!;
+  const b64 = loose(gen({ model: 'm', prompt: 'a cat', n: 2 }, 'mock-i'));
+  assert.deepEqual(b64.data.map((d: any) => d.b64_json), [MOCK_IMAGE_PNG_BASE64, MOCK_IMAGE_PNG_BASE64]);
+  assert.equal(Buffer.from(MOCK_IMAGE_PNG_BASE64, 'base64').subarray(1, 4).toString(), 'PNG');
+  assert.equal(b64.usage.total_tokens, b64.usage.input_tokens + b64.usage.output_tokens);
+  assert.equal(loose(gen({ model: 'm', prompt: 'x', response_format: 'url' }, 'mock-i')).data[0].url, `data:image/png;base64,${MOCK_IMAGE_PNG_BASE64}`);
+  assert.throws(() => gen({ model: 'm', prompt: 'x', n: 11 }, 'mock-i'), (e: unknown) => e instanceof GatewayError && e.param === 'n');
 });
 
 test('embeddings: what the mock refuses, as a provider would, with the field named', () => {

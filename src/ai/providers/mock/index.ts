@@ -2,7 +2,7 @@
 // format, so a fresh gateway can be demoed, smoke-checked and load-tested without network.
 // The reply echoes the last user message; token counts are estimated (4 characters a token).
 // Embeddings are unit vectors derived from each input's text; a (legacy) completion echoes its
-// prompt; rerank scores documents by the query words they hold.
+// prompt; rerank scores documents by the query words they hold; an image is one pixel.
 import { GatewayError } from '../../../lib/errors.ts';
 import type { Adapter, LocalReply } from '../contract.ts';
 
@@ -187,12 +187,32 @@ function rerank(body: Record<string, unknown>, upstreamModel: string): Record<st
   return { model: upstreamModel, results: scored.slice(0, topN), usage: { prompt_tokens: tokens, total_tokens: tokens } };
 }
 
+/** A 1×1 PNG: every image the mock generates. */
+export const MOCK_IMAGE_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+/** OpenAI's cap on images per request. */
+export const MOCK_MAX_IMAGES = 10;
+
+/** `n` images of one pixel each, as base64 or (`response_format: url`) as a data URL, with gpt-image-style usage. */
+function images(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
+  const n = body.n ?? 1;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MOCK_MAX_IMAGES) refuse(`'n' must be an integer from 1 to ${MOCK_MAX_IMAGES}`, 'n');
+  const prompt = typeof body.prompt === 'string' ? body.prompt : '';
+  const image = body.response_format === 'url' ? { url: `data:image/png;base64,${MOCK_IMAGE_PNG_BASE64}` } : { b64_json: MOCK_IMAGE_PNG_BASE64 };
+  const input = estimateTokens(prompt);
+  return {
+    created: Math.floor(Date.now() / 1000),
+    data: Array.from({ length: n }, () => ({ ...image, revised_prompt: prompt })),
+    usage: { input_tokens: input, output_tokens: n, total_tokens: input + n },
+    model: upstreamModel,
+  };
+}
+
 export const mockAdapter: Adapter = {
   id: 'mock',
-  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions', 'rerank'],
+  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions', 'rerank', 'openai-images'],
   framing: 'sse',
   endpoint: () => ({ url: 'mock://local', headers: {} }),
   prepareRequest: (_op, body, target) => ({ ...body, model: target.upstreamModel }),
   classifyError: () => ({ errorClass: 'upstream_status', retryable: false, retryAfterMs: undefined, message: undefined, type: undefined, code: undefined, param: undefined }),
-  local: { chat, embeddings, completions, rerank },
+  local: { chat, embeddings, completions, rerank, images },
 };

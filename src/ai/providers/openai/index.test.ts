@@ -61,6 +61,15 @@ test('rerank: <api_base>/rerank (Cohere v2, Jina, vLLM bases alike); the body fo
   assert.deepEqual(openaiAdapter.prepareRequest('rerank', body, { key: key(), upstreamModel: 'rr' }), { ...body, model: 'rr' });
 });
 
+test('image generation: <api_base>/images/generations; the body forwarded with the upstream model only; the adapter serves nothing else beyond its paths', () => {
+  const e = openaiAdapter.endpoint('images', key());
+  assert.ok(!(e instanceof Error) && e.url === 'https://api.openai.com/v1/images/generations');
+  const body = { model: 'a', prompt: 'p', n: 2, max_tokens: 3 };
+  assert.deepEqual(openaiAdapter.prepareRequest('images', body, { key: key(), upstreamModel: 'gpt-image-1' }), { ...body, model: 'gpt-image-1' });
+  assert.ok(openaiAdapter.endpoint('messages', key()) instanceof Error);
+  assert.ok(openaiAdapter.endpoint('count_tokens', key()) instanceof Error);
+});
+
 const messages = [
   { role: 'user', content: 'a' },
   { role: 'developer', content: 'be brief' },

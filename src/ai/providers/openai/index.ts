@@ -1,6 +1,6 @@
 // The OpenAI-compatible adapter: provider `openai` and every vendor that speaks the Chat
 // Completions wire format at its own `api_base` (an OpenAI-compatible vendor is configuration),
-// and the Embeddings, (legacy) Completions and rerank endpoints of the same base (`<api_base>/rerank`:
+// and the Embeddings, (legacy) Completions, image generation and rerank endpoints of the same base (`<api_base>/rerank`:
 // Cohere's `https://api.cohere.com/v2`, Jina's `https://api.jina.ai/v1`, vLLM, Infinity, TEI).
 import { readOpenAIError } from '../../protocols/openai-chat.ts';
 import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation, ProviderKeyView } from '../contract.ts';
@@ -34,22 +34,32 @@ function isOpenAIKey(key: ProviderKeyView): boolean {
   return key.provider === 'openai' || (key.provider === '' && (key.apiBase === undefined || key.apiBase.trim() === ''));
 }
 
+/** The path under the key's base of each operation the adapter serves. */
+const PATHS: Partial<Record<Operation, string>> = {
+  chat: 'chat/completions',
+  completions: 'completions',
+  embeddings: 'embeddings',
+  rerank: 'rerank',
+  images: 'images/generations',
+};
+
 function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Error {
-  if (operation !== 'chat' && operation !== 'embeddings' && operation !== 'completions' && operation !== 'rerank') return new Error(`the OpenAI-compatible adapter does not serve ${operation}`);
+  const path = PATHS[operation];
+  if (path === undefined) return new Error(`the OpenAI-compatible adapter does not serve ${operation}`);
   let base: string;
   if (key.apiBase !== undefined && key.apiBase.trim() !== '') base = normalizeOpenAIBase(key.apiBase);
   else if (key.provider === 'openai' || key.provider === '') base = OPENAI_DEFAULT_BASE;
   // Never send a non-OpenAI key to OpenAI by default.
   else return new Error(`provider key for "${key.provider}" has no api_base`);
   return {
-    url: `${base}/${operation === 'chat' ? 'chat/completions' : operation}`,
+    url: `${base}/${path}`,
     headers: { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' },
   };
 }
 
 function prepareRequest(operation: Operation, body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
   const out: Record<string, unknown> = { ...body, model: target.upstreamModel };
-  if (operation === 'embeddings' || operation === 'rerank') return out;
+  if (operation === 'embeddings' || operation === 'rerank' || operation === 'images') return out;
   if (operation === 'completions') return askForStreamUsage(out);
   const isOpenAI = isOpenAIKey(target.key);
   if (!isOpenAI && Array.isArray(body.messages)) {
@@ -107,7 +117,7 @@ function classifyError(
 
 export const openaiAdapter: Adapter = {
   id: 'openai',
-  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions', 'rerank'],
+  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions', 'rerank', 'openai-images'],
   framing: 'sse',
   endpoint,
   prepareRequest,
