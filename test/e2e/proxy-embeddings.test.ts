@@ -181,8 +181,9 @@ test('a target whose adapter has no embeddings endpoint: 501 not_implemented, no
   // Final: the SDKs would otherwise retry a 5xx, refused alike each time.
   assert.equal(res.headers['x-should-retry'], 'false');
   const row = await usageOf(gw, res.headers['x-tollgate-request-id'] as string);
-  // Classed as count_tokens' refusal is: a request this target cannot serve.
-  assert.deepEqual([row.operation, row.status, row.error_class, row.billable], ['embeddings', 501, 'invalid_request', false]);
+  // A gateway 501 is a zero-token row (spec 2 §6.1), classed by its code whether a model or a group refused.
+  assert.deepEqual([row.operation, row.status, row.error_class, row.billable], ['embeddings', 501, 'not_implemented', false]);
+  assert.deepEqual([row.prompt_tokens, row.completion_tokens, row.total_tokens], [0, 0, null]);
   assert.match(row.error_message, /does not support \/v1\/embeddings/);
 });
 

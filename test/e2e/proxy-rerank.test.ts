@@ -26,6 +26,8 @@ useProxyFixture({
       { display_name: 'vllm', provider: 'openai', api_key: 'vllm-secret', api_base: `${mockUrl}/vllm/v1` },
       { display_name: 'deepseek', provider: 'deepseek', api_key: 'ds-secret', api_base: `${mockUrl}/deepseek/v1` },
       { display_name: 'local', provider: 'mock', api_key: 'x' },
+      // Unlabelled: what it may serve follows the models that use it.
+      { display_name: 'plain', api_key: 'plain-secret', api_base: `${mockUrl}/plain/v1`, request: { default_headers: { 'x-team': 'search' }, default_body_fields: { temperature: 0.1 } } },
     ],
     models: [
       { display_name: 'co-rerank', provider: 'cohere', model_name: 'rerank-v3.5', provider_key: 'cohere' },
@@ -34,6 +36,8 @@ useProxyFixture({
       { display_name: 'ds', provider: 'deepseek', model_name: 'deepseek-chat', provider_key: 'deepseek' },
       { display_name: 'rerank-group', routing: { targets: [{ model: 'ds', priority: 10 }, { model: 'co-rerank' }, { model: 'jina-rerank' }] } },
       { display_name: 'mock-rerank', provider: 'mock', model_name: 'mock-rerank-1', provider_key: 'local' },
+      { display_name: 'plain-rerank', provider: 'jina', model_name: 'plain-reranker', provider_key: 'plain' },
+      { display_name: 'plain-chat', provider: 'deepseek', model_name: 'plain-chat', provider_key: 'plain' },
     ],
     api_keys: [{ display_name: 'caller', key_env: 'E2E_RERANK_KEY', allowed_models: ['*'] }],
   }),
@@ -84,7 +88,7 @@ test('each rerank vendor: <api_base>/rerank with its key, the body as sent, inpu
     assert.deepEqual(mock.requests[0].json, { model: upstream, ...ASK, return_documents: false });
     const row = await usageOf(gw, res.headers['x-tollgate-request-id'] as string);
     assert.deepEqual([row.operation, row.requested_model, row.upstream_model, row.status], ['rerank', alias, upstream, 200], alias);
-    // total_tokens is null when 0 (spec 2 §6.1).
+    // total_tokens is the reported one, null when absent or 0 (spec 2 §6.1).
     assert.deepEqual([row.prompt_tokens, row.completion_tokens, row.total_tokens], [tokens, null, tokens === 0 ? null : tokens], alias);
     assert.equal(row.billable, true);
   }
@@ -103,7 +107,7 @@ test('a key of another label cannot rerank: a final 501, nothing sent; a group p
   });
   assert.equal(mock.requests.length, 0);
   const row = await usageOf(gw, refused.headers['x-tollgate-request-id'] as string);
-  assert.deepEqual([row.operation, row.status, row.prompt_tokens], ['rerank', 501, null]);
+  assert.deepEqual([row.operation, row.status, row.error_class, row.prompt_tokens], ['rerank', 501, 'not_implemented', 0]);
 
   // ds is the group's first tier, passed over; cohere fails with a 503, jina serves.
   mock.setFallback((req) => (req.url.startsWith('/cohere/') ? { status: 503, body: 'down' } : vendorReply(req)));
@@ -125,13 +129,48 @@ test('a key of another label cannot rerank: a final 501, nothing sent; a group p
   );
 });
 
-test('upstream errors keep their rules: a 4xx its status and words, a 5xx a 502', async () => {
+test("upstream errors keep their rules: a 4xx its status and words, in each vendor's shape; a 5xx a 502", async () => {
   mock.script({ status: 400, json: { error: { message: 'too many documents', type: 'invalid_request_error', param: 'documents', code: null } } });
   const bad = await post({ model: 'bge-rerank', ...ASK });
   assert.equal(bad.status, 400);
   assert.equal(JSON.parse(bad.text).error.message, 'too many documents');
+  mock.script({ status: 400, json: { id: 'e-1', message: 'invalid request: top_n must be at most 1000' } });
+  const cohere = await post({ model: 'co-rerank', ...ASK });
+  assert.equal(cohere.status, 400);
+  assert.equal(JSON.parse(cohere.text).error.message, 'invalid request: top_n must be at most 1000');
+  mock.script({ status: 422, json: { detail: [{ loc: ['body', 'documents'], msg: 'field required', type: 'missing' }] } });
+  const jina = await post({ model: 'jina-rerank', ...ASK });
+  assert.equal(jina.status, 422);
+  assert.equal(JSON.parse(jina.text).error.message, 'field required');
   mock.script({ status: 500, body: 'boom' });
   assert.equal((await post({ model: 'bge-rerank', ...ASK })).status, 502);
+});
+
+test("the model's provider label decides, not its key's; the key's header options apply, its body options do not", async () => {
+  mock.setFallback(vendorReply);
+  const res = await post({ model: 'plain-rerank', ...ASK });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(mock.requests[0].url, '/plain/v1/rerank');
+  assert.equal(mock.requests[0].headers['x-team'], 'search');
+  assert.deepEqual(mock.requests[0].json, { model: 'plain-reranker', ...ASK });
+  const refused = await post({ model: 'plain-chat', ...ASK });
+  assert.equal(refused.status, 501);
+  assert.match(JSON.parse(refused.text).error.message, /its provider \(deepseek\) has no rerank endpoint/);
+  assert.equal(mock.requests.length, 1);
+});
+
+test("Cohere's v2 SDK path, /v2/rerank, is the same endpoint", async () => {
+  mock.setFallback(vendorReply);
+  const res = await rawRequest(gw.proxyUrl, {
+    method: 'POST',
+    path: '/v2/rerank',
+    headers: { authorization: `Bearer ${CALLER_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'co-rerank', ...ASK }),
+  });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(mock.requests[0].url, '/cohere/v2/rerank');
+  const row = await usageOf(gw, res.headers['x-tollgate-request-id'] as string);
+  assert.equal(row.operation, 'rerank');
 });
 
 test('request checks: 400 naming the field before any provider call', async () => {

@@ -108,7 +108,7 @@ const PROVIDERS_OF: Partial<Record<Operation, ReadonlySet<string>>> = {
   images: new Set(['openai', 'mock']),
 };
 
-/** Whether a target serves the caller's request natively: its adapter speaks the protocol, and its key's label may. */
+/** Whether a target serves the caller's request natively: its adapter speaks the protocol, and its model's provider label may. */
 export function servesNatively(call: CallerRequest, adapter: Adapter | undefined, provider: string): boolean {
   return adapter?.speaks.includes(call.codec.protocol) === true && PROVIDERS_OF[call.operation]?.has(provider) !== false;
 }
@@ -124,11 +124,11 @@ function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean;
   // chat rename such as max_tokens → max_completion_tokens would break a completion), and their
   // upstreams refuse fields they do not know.
   const shaping = NATIVE_ONLY.has(call.operation) ? undefined : t.providerKey.body;
-  if (servesNatively(call, adapter, t.providerKey.view.provider)) {
+  if (servesNatively(call, adapter, t.entry.provider)) {
     const body = adapter.prepareRequest(call.operation, call.body, target);
     return { op: call.operation, native: true, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
   }
-  if (NATIVE_ONLY.has(call.operation)) return nativeOnlyUnsupported(call, { provider: t.providerKey.view.provider });
+  if (NATIVE_ONLY.has(call.operation)) return nativeOnlyUnsupported(call, { provider: t.entry.provider });
   const canonical = call.codec.toCanonical(call.body);
   const body = adapter.translator !== undefined ? adapter.translator.encodeRequest(canonical, target) : adapter.prepareRequest('chat', canonical, target);
   return { op: 'chat', native: false, body: shaping === undefined ? body : shapeRequestBody(body, shaping) };
@@ -136,7 +136,10 @@ function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean;
 
 export async function attempt(ctx: RequestContext, call: CallerRequest, t: Target, settings: UpstreamSettings): Promise<AttemptResult> {
   const planned = plan(call, t);
-  if (planned instanceof GatewayError) return failed({ errorClass: 'invalid_request', status: undefined, retryAfterMs: undefined, error: planned });
+  if (planned instanceof GatewayError) {
+    if (planned.code === 'not_implemented') throw refusal(ctx, planned);
+    return failed({ errorClass: 'invalid_request', status: undefined, retryAfterMs: undefined, error: planned });
+  }
   const { body, native } = planned;
   const adapter = t.adapter;
   if (adapter.local !== undefined) {
@@ -357,6 +360,15 @@ function keyHeaders(headers: Record<string, string | string[] | number>, rules: 
 
 /** The shorter of two timeouts, 0 standing for none. */
 const earliest = (a: number, b: number): number => (a === 0 ? b : b === 0 ? a : Math.min(a, b));
+
+/**
+ * A refusal before any upstream call, made the request's answer. A 501 leaves a zero-token usage
+ * row (spec 2 §6.1), where other refusals report no tokens at all.
+ */
+export function refusal(ctx: RequestContext, err: GatewayError): GatewayError {
+  if (err.code === 'not_implemented') recordUsage(ctx, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  return err;
+}
 
 /** The route and the name of the upstream endpoint of each operation refused with a 501: [path, article, noun]. */
 const REFUSED_AS: Partial<Record<Operation, readonly [string, string, string]>> = {

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestContext } from '../../http/context.ts';
 import type { ResolvedModel, Snapshot } from '../../snapshot/snapshot.ts';
 import { GatewayError } from '../../lib/errors.ts';
-import { attempt, NATIVE_ONLY, nativeOnlyUnsupported, servesNatively, type AttemptFailure, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
+import { attempt, NATIVE_ONLY, nativeOnlyUnsupported, refusal, servesNatively, type AttemptFailure, type CallerRequest, type Target, type UpstreamSettings } from './attempt.ts';
 import { directCooldown, directRetries, groupPlan, type GroupTarget } from './groups.ts';
 import type { CooldownPolicy, HealthTracker } from './health.ts';
 import { attemptKind, backoffDelayMs, decideNext, retrySettings, type AttemptErrorClass, type Decision, type RetrySettings } from './retry-policy.ts';
@@ -110,11 +110,11 @@ function candidates(ctx: RequestContext, call: CallerRequest, resolved: Resolved
   // Token counting, embeddings, completions and rerank are served natively only: the group's
   // targets that serve them natively are its candidates, the others are passed over.
   const native = NATIVE_ONLY.has(call.operation)
-    ? (t: GroupTarget) => t.entry.providerKey !== undefined && servesNatively(call, t.entry.providerKey.adapter, t.entry.providerKey.view.provider)
+    ? (t: GroupTarget) => servesNatively(call, t.entry.providerKey?.adapter, t.entry.provider)
     : undefined;
   const eligible = native === undefined ? tagged : tagged === undefined ? native : (t: GroupTarget) => tagged(t) && native(t);
   const selection = selectTargets(plan.state, deps.health, { hash: hashSources(ctx), eligible });
-  if (selection.mode === 'none_eligible') throw nativeOnlyUnsupported(call, { tags: tagged === undefined ? [] : [...tags!] });
+  if (selection.mode === 'none_eligible') throw refusal(ctx, nativeOnlyUnsupported(call, { tags: tagged === undefined ? [] : [...tags!] }));
   if (selection.targets.length === 0) {
     throw new GatewayError('all_candidates_unavailable', `all targets of model '${call.alias}' are unavailable`, {
       headers: { 'retry-after': String(ALL_UNAVAILABLE_RETRY_AFTER_S) },

@@ -57,6 +57,12 @@ test('reads upstream error envelopes, tolerating shapes', () => {
   assert.deepEqual(readOpenAIError('{"error":"plain"}'), { message: 'plain' });
   assert.equal(readOpenAIError('<html>'), undefined);
   assert.equal(readOpenAIError(''), undefined);
+  // Vendors without the envelope: vLLM and Cohere (`message`), Jina and FastAPI servers (`detail`).
+  assert.deepEqual(readOpenAIError('{"object":"error","message":"too long","type":"BadRequestError","code":400}'), { message: 'too long' });
+  assert.deepEqual(readOpenAIError('{"id":"x","message":"invalid request: documents must not be empty"}'), { message: 'invalid request: documents must not be empty' });
+  assert.deepEqual(readOpenAIError('{"detail":"Invalid API key"}'), { message: 'Invalid API key' });
+  assert.deepEqual(readOpenAIError('{"detail":[{"loc":["body","query"],"msg":"field required","type":"missing"},{"msg":"bad top_n"}]}'), { message: 'field required; bad top_n' });
+  assert.equal(readOpenAIError('{"detail":[1]}'), undefined);
 });
 
 test('scans usage only when it is an object', () => {

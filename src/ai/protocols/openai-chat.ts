@@ -115,7 +115,7 @@ export function readOpenAIError(body: string): UpstreamErrorFields | undefined {
   if (parsed === null || typeof parsed !== 'object') return undefined;
   const e = (parsed as Record<string, unknown>).error;
   if (typeof e === 'string') return { message: e };
-  if (e === null || typeof e !== 'object') return undefined;
+  if (e === null || typeof e !== 'object') return vendorError(parsed as Record<string, unknown>);
   const o = e as Record<string, unknown>;
   const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
   return {
@@ -124,6 +124,22 @@ export function readOpenAIError(body: string): UpstreamErrorFields | undefined {
     param: str(o.param) ?? null,
     code: typeof o.code === 'number' ? String(o.code) : (str(o.code) ?? null),
   };
+}
+
+/**
+ * The error text of the vendors on the OpenAI-compatible adapter that answer without an `error`
+ * envelope: a top-level `message` (vLLM, Cohere) or `detail` (Jina and other FastAPI servers: a
+ * string, or a list of validation errors with `msg`).
+ */
+function vendorError(body: Record<string, unknown>): UpstreamErrorFields | undefined {
+  if (typeof body.message === 'string') return { message: body.message };
+  const detail = body.detail;
+  if (typeof detail === 'string') return { message: detail };
+  if (Array.isArray(detail)) {
+    const msgs = detail.map((d) => (d !== null && typeof d === 'object' ? (d as Record<string, unknown>).msg : undefined)).filter((m): m is string => typeof m === 'string');
+    if (msgs.length > 0) return { message: msgs.join('; ') };
+  }
+  return undefined;
 }
 
 export interface OpenAIUsage {

@@ -15,7 +15,8 @@ test('string and object documents, vendor fields kept', () => {
 
 test('refusals name their field', () => {
   assert.equal(refused({ query: 'q', documents: ['a'] }), 'model');
-  for (const query of [undefined, '', 5]) assert.equal(refused({ model: 'm', query, documents: ['a'] }), 'query');
+  for (const query of [undefined, '', 5, null, ['q']]) assert.equal(refused({ model: 'm', query, documents: ['a'] }), 'query');
+  assert.deepEqual(parse({ model: 'm', query: { content: [{ type: 'image_url', image_url: { url: 'u' } }] }, documents: ['a'] }).query, { content: [{ type: 'image_url', image_url: { url: 'u' } }] });
   for (const documents of [undefined, [], 'a', { a: 1 }]) assert.equal(refused({ model: 'm', query: 'q', documents }), 'documents');
   assert.equal(refused({ model: 'm', query: 'q', documents: ['a', null] }), 'documents[1]');
   assert.equal(refused({ model: 'm', query: 'q', documents: [['a']] }), 'documents[0]');
@@ -24,11 +25,11 @@ test('refusals name their field', () => {
 });
 
 test('input tokens: the first usage field the vendor reports, else zero', () => {
-  assert.deepEqual(rerankUsage({ usage: { prompt_tokens: 3, total_tokens: 9 } }), { prompt_tokens: 3, total_tokens: 3 });
-  assert.deepEqual(rerankUsage({ usage: { input_tokens: 4 } }), { prompt_tokens: 4, total_tokens: 4 });
+  assert.deepEqual(rerankUsage({ usage: { prompt_tokens: 3, total_tokens: 9 } }), { prompt_tokens: 3, total_tokens: 9 });
+  assert.deepEqual(rerankUsage({ usage: { input_tokens: 4 } }), { prompt_tokens: 4, total_tokens: undefined });
   assert.deepEqual(rerankUsage({ usage: { total_tokens: 5 } }), { prompt_tokens: 5, total_tokens: 5 });
-  assert.deepEqual(rerankUsage({ meta: { billed_units: { input_tokens: 6, search_units: 1 } } }), { prompt_tokens: 6, total_tokens: 6 });
+  assert.deepEqual(rerankUsage({ meta: { billed_units: { input_tokens: 6, search_units: 1 } } }), { prompt_tokens: 6, total_tokens: undefined });
   // Cohere bills search units: a zero-token row. A bad count is no count.
-  assert.deepEqual(rerankUsage({ meta: { billed_units: { search_units: 1 } } }), { prompt_tokens: 0, total_tokens: 0 });
-  assert.deepEqual(rerankUsage({ usage: { prompt_tokens: -1, total_tokens: 'x' } }), { prompt_tokens: 0, total_tokens: 0 });
+  assert.deepEqual(rerankUsage({ meta: { billed_units: { search_units: 1 } } }), { prompt_tokens: 0, total_tokens: undefined });
+  assert.deepEqual(rerankUsage({ usage: { prompt_tokens: -1, total_tokens: 'x' } }), { prompt_tokens: 0, total_tokens: undefined });
 });

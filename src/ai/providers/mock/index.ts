@@ -172,8 +172,8 @@ function documentText(d: unknown): string {
 
 /** Rerank by the share of the query's words a document holds: deterministic, best first. */
 function rerank(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown> {
-  const words = (s: string): string[] => s.toLowerCase().split(/\W+/).filter((w) => w !== '');
-  const query = new Set(words(typeof body.query === 'string' ? body.query : ''));
+  const words = (s: string): string[] => s.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w !== '');
+  const query = new Set(words(documentText(body.query)));
   const docs = Array.isArray(body.documents) ? body.documents : [];
   const scored = docs.map((d, index) => {
     const own = new Set(words(documentText(d)));
@@ -183,7 +183,7 @@ function rerank(body: Record<string, unknown>, upstreamModel: string): Record<st
   });
   scored.sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
   const topN = typeof body.top_n === 'number' && body.top_n > 0 ? body.top_n : scored.length;
-  const tokens = estimateTokens(typeof body.query === 'string' ? body.query : '') + docs.reduce((n: number, d) => n + estimateTokens(documentText(d)), 0);
+  const tokens = estimateTokens(documentText(body.query)) + docs.reduce((n: number, d) => n + estimateTokens(documentText(d)), 0);
   return { model: upstreamModel, results: scored.slice(0, topN), usage: { prompt_tokens: tokens, total_tokens: tokens } };
 }
 

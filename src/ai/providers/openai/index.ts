@@ -9,7 +9,7 @@ import { trimApiBase } from '../api-base.ts';
 
 export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1';
 
-const PASTED_SUFFIXES = ['/chat/completions', '/completions', '/embeddings', '/responses'];
+const PASTED_SUFFIXES = ['/chat/completions', '/completions', '/embeddings', '/responses', '/rerank', '/images/generations'];
 
 /** Normalise an api_base: trim, drop trailing slashes and pasted endpoint suffixes, add `/v1` to a bare OpenAI host. */
 export function normalizeOpenAIBase(apiBase: string): string {
