@@ -153,7 +153,7 @@ export function createListenerAnswerReporter(options: ProxyOptions): (answer: Li
   const sinks = createFinalizeSinks(options.logger, options.metrics, options.accessLog);
   return (answer) => {
     try {
-      reportListenerAnswer(answer, options.clientIp(answer.remoteAddress, undefined), sinks);
+      reportListenerAnswer(answer, options.clientIp(answer.remoteAddress, answer.headers?.[options.realIpHeader]), sinks);
     } catch (err) {
       options.logger.error({ request_id: answer.requestId, err: err instanceof Error ? err.message : String(err) }, 'request finalize failed');
     }

@@ -20,6 +20,7 @@ import type { UsageSink } from '../observability/usage-events.ts';
 import { createDebugHandler } from '../observability/debug-server.ts';
 import { createStatusHandler, type ConfigStatus } from '../observability/status-server.ts';
 import { listen, refuseConnect, type Listener } from '../http/server.ts';
+import { requestIdFrom } from '../http/request-id.ts';
 import { trackRequests } from '../http/drain.ts';
 import { createClientIpResolver } from '../http/real-ip.ts';
 import { compileUrlRewrites } from '../http/url-rewrite.ts';
@@ -104,7 +105,7 @@ export async function startCommand(opts: { configFile: string | undefined }): Pr
     lifecycle.cutting = true;
   };
   const proxy = { ...proxyOptions(config, snapshots, lifecycle, logger, metrics, health, usage), limits: limiter, passthroughHooks: { admit: [passthroughLimitCheck(limiter)], respond: [] } };
-  keep(await bind('proxy listener (proxy.addr)', () => listen({ name: 'proxy', ...parseAddr(config.proxy.addr), methods: PROXY_METHODS, closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler(proxy), onListenerAnswer: createListenerAnswerReporter(proxy), bodyLimitBytes: proxy.bodyLimitBytes })));
+  keep(await bind('proxy listener (proxy.addr)', () => listen({ name: 'proxy', ...parseAddr(config.proxy.addr), methods: PROXY_METHODS, requestIdOf: (headers) => requestIdFrom(headers, proxy.requestIdHeaders), closing, onCut, requestTimeoutMs: config.proxy.request_timeout_ms, handler: createProxyHandler(proxy), onListenerAnswer: createListenerAnswerReporter(proxy), bodyLimitBytes: proxy.bodyLimitBytes })));
   const prom = config.observability.metrics.prometheus;
   if (prom.enabled) {
     const status = (): ConfigStatus => ({

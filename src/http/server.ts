@@ -1,7 +1,7 @@
 // HTTP listeners: bind (port 0 picks a free port), count in-flight requests, drain (drain.ts), and answer
 // the requests Node's parser refuses before any handler sees them (400, 408, 413, 431) and CONNECT
 // (405), so that they can be logged like every other answered request.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { http } from './node-http.ts';
@@ -34,6 +34,8 @@ export interface ListenOptions {
   onCut?: () => void;
   /** Every method some route of the listener accepts (the `Allow` of its answer to CONNECT); default `GET, HEAD`. */
   methods?: string;
+  /** The request id of a request whose head was read (CONNECT): the caller's, when it may give one; default a new one. */
+  requestIdOf?: (headers: IncomingHttpHeaders) => string;
   /** The listener answered a request itself, before any handler saw it. */
   onListenerAnswer?: (answer: ListenerAnswer) => void;
   /**
@@ -57,6 +59,8 @@ export interface ListenerAnswer {
   seconds: number;
   /** The request's method, when its head was read (CONNECT). */
   method?: string;
+  /** The request's headers, when its head was read (CONNECT): its client address header. */
+  headers?: IncomingHttpHeaders;
 }
 
 /**
@@ -88,9 +92,9 @@ function listenerAnswer(err: NodeJS.ErrnoException, headersTimeoutMs: number): {
  * never reaches a request handler, and without this Node drops the connection without a word. A
  * response still owed on the connection (a pipelined CONNECT) goes out first.
  */
-export function refuseConnect(server: Server, allow: string, onAnswer?: (answer: ListenerAnswer) => void): void {
+export function refuseConnect(server: Server, allow: string, onAnswer?: (answer: ListenerAnswer) => void, requestIdOf?: (headers: IncomingHttpHeaders) => string): void {
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
-    const requestId = randomUUID();
+    const requestId = requestIdOf?.(req.headers) ?? randomUUID();
     socket.on('error', () => {});
     let answered = false;
     const answer = (): void => {
@@ -109,6 +113,7 @@ export function refuseConnect(server: Server, allow: string, onAnswer?: (answer:
       remoteAddress: socket.remoteAddress,
       seconds: 0,
       method: 'CONNECT',
+      headers: req.headers,
     });
   });
 }
@@ -159,7 +164,7 @@ export async function listen(options: ListenOptions): Promise<Listener> {
       onAnswer({ ...answer, requestId, remoteAddress: socket.remoteAddress, seconds: answer.status === 408 ? headersTimeout / 1000 : 0 });
     });
   }
-  refuseConnect(server, options.methods ?? 'GET, HEAD', onAnswer);
+  refuseConnect(server, options.methods ?? 'GET, HEAD', onAnswer, options.requestIdOf);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {

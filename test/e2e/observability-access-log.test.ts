@@ -106,7 +106,7 @@ describe('requests the listener answers before a handler sees them', () => {
   let gw: Gateway;
   before(async () => {
     gw = await startGateway({
-      config: { proxy: { addr: '127.0.0.1:0', request_timeout_ms: 600 }, observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } } },
+      config: { proxy: { addr: '127.0.0.1:0', request_timeout_ms: 600, real_ip: { trusted_proxies: ['127.0.0.1'] } }, observability: { metrics: { prometheus: { addr: '127.0.0.1:0' } } } },
       resources: resources(mock.url),
       env: { E2E_ACCESSLOG_KEY: CALLER_KEY },
     });
@@ -170,6 +170,11 @@ describe('requests the listener answers before a handler sees them', () => {
     assert.equal(line.error, 'method CONNECT is not allowed: the gateway is not a forward proxy (api.openai.com:443)');
     const text = await (await fetch(`${gw.metricsUrl}/metrics`)).text();
     assert.match(text, /^tollgate_requests_total\{endpoint="other",provider="unknown",model="unknown",status="405"\} 1$/m);
+    // Its head was read: the caller's request id and, from a trusted proxy, its client address count.
+    const named = await raw('CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\nx-tollgate-request-id: e2e-connect-7\r\nx-forwarded-for: 203.0.113.9\r\n\r\n');
+    assert.equal(requestIdOf(named), 'e2e-connect-7');
+    const [namedLine] = await waitForLines(gw, 'access', (l) => l.request_id === 'e2e-connect-7');
+    assert.equal(namedLine.client_ip, '203.0.113.9');
   });
 
   test('a connection that sends nothing, or nothing after its last response, is closed without an access line', async () => {
