@@ -116,8 +116,6 @@ const ROUTES = new Map<string, Route>([
   ['/v1/embeddings', route({ POST: embeddings }, { codec: openAIEmbeddingsCodec, operation: 'embeddings' })],
   ['/v1/completions', route({ POST: completions }, { codec: openAICompletionsCodec, operation: 'completions' })],
   ['/v1/rerank', route({ POST: rerank }, { codec: rerankCodec, operation: 'rerank' })],
-  // Cohere's v2 SDK (and LangChain's CohereRerank, built on it) posts here against its base URL.
-  ['/v2/rerank', route({ POST: rerank }, { codec: rerankCodec, operation: 'rerank' })],
   ['/v1/images/generations', route({ POST: imageGenerations }, { codec: openAIImagesCodec, operation: 'images' })],
 ]);
 

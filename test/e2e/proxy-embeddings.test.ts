@@ -224,6 +224,8 @@ test('a model group passes over its targets that cannot serve embeddings; with n
   const none = await post({ model: 'claude-group', input: 'x' });
   assert.equal(none.status, 501, none.text);
   assert.equal(none.headers['x-should-retry'], 'false');
+  const noneRow = await usageOf(gw, none.headers['x-tollgate-request-id'] as string);
+  assert.deepEqual([noneRow.error_class, noneRow.prompt_tokens, noneRow.completion_tokens], ['not_implemented', 0, 0]);
   assert.deepEqual(JSON.parse(none.text).error, {
     message: "model 'claude-group' does not support /v1/embeddings: none of its targets has an embeddings endpoint in this gateway",
     type: 'invalid_request_error',

@@ -31,6 +31,9 @@ useProxyFixture({
       { display_name: 'dalle', provider: 'openai', model_name: 'dall-e-3', provider_key: 'openai' },
       { display_name: 'flux', provider: 'together', model_name: 'black-forest-labs/FLUX.1-schnell', provider_key: 'together' },
       { display_name: 'image-group', routing: { targets: [{ model: 'flux', priority: 10 }, { model: 'image' }] } },
+      { display_name: 'safety-group', routing: { targets: [{ model: 'image' }, { model: 'dalle' }], fallback_on_statuses: [400] } },
+      // The model's provider label decides, not its key's.
+      { display_name: 'openai-at-together', provider: 'openai', model_name: 'tg-image', provider_key: 'together' },
       { display_name: 'mock-image', provider: 'mock', model_name: 'mock-image-1', provider_key: 'local' },
     ],
     api_keys: [{ display_name: 'caller', key_env: 'E2E_IMAGES_KEY', allowed_models: ['*'] }],
@@ -97,13 +100,34 @@ test('a key not labelled openai: a final 501, nothing sent; a group passes it ov
   );
 });
 
-test('upstream refusals keep their status and words (a safety refusal included)', async () => {
-  mock.script({ status: 400, json: { error: { message: 'Your request was rejected by the safety system.', type: 'image_generation_user_error', param: null, code: 'moderation_blocked' } } });
-  await assert.rejects(client.images.generate({ model: 'image', prompt: 'x' }), (e: any) => {
-    assert.ok(e instanceof OpenAI.BadRequestError, String(e));
-    assert.equal(e.code, 'moderation_blocked');
-    return true;
-  });
+test("a safety refusal keeps its status and words, is classed content_filter, and a group never routes around it", async () => {
+  const refusal = { status: 400, json: { error: { message: 'Your request was rejected by the safety system.', type: 'image_generation_user_error', param: null, code: 'moderation_blocked' } } };
+  mock.setFallback(() => refusal);
+  const { response } = await client.images
+    .generate({ model: 'safety-group', prompt: 'x' })
+    .withResponse()
+    .then(
+      () => assert.fail('the refusal was not relayed'),
+      (e: any) => {
+        assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+        assert.equal(e.code, 'moderation_blocked');
+        return { response: e.headers };
+      },
+    );
+  // The group lists 400 in fallback_on_statuses: only a safety decision stops it at the first target.
+  assert.deepEqual(
+    mock.requests.map((r) => r.json?.model),
+    ['gpt-image-1'],
+  );
+  const row = await usageOf(gw, response.get('x-tollgate-request-id'));
+  assert.deepEqual([row.status, row.error_class], [400, 'content_filter']);
+});
+
+test("the model's provider label decides, not its key's", async () => {
+  mock.setFallback(imagesReply);
+  const res = await post({ model: 'openai-at-together', prompt: 'x' });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(mock.requests[0].url, '/together/v1/images/generations');
 });
 
 test('request checks: 400 naming the field before any provider call', async () => {
@@ -122,13 +146,16 @@ test('request checks: 400 naming the field before any provider call', async () =
   assert.equal(mock.requests.length, 0);
 });
 
-test('the built-in mock generates one-pixel images, base64 or as a data URL', async () => {
-  const b64 = await client.images.generate({ model: 'mock-image', prompt: 'a cat', n: 3 });
+test('the built-in mock generates one-pixel images, base64 or as a data URL; its usage is recorded as an upstream answer is', async () => {
+  const { data: b64, response } = await client.images.generate({ model: 'mock-image', prompt: 'a cat', n: 3 }).withResponse();
+  const row = await usageOf(gw, response.headers.get('x-tollgate-request-id'));
+  assert.deepEqual([row.prompt_tokens, row.completion_tokens, row.total_tokens], [b64.usage!.input_tokens, 3, b64.usage!.total_tokens]);
   assert.deepEqual(
     b64.data!.map((d) => d.b64_json),
     [PIXEL, PIXEL, PIXEL],
   );
   assert.ok(b64.usage!.input_tokens > 0);
+  assert.equal(b64.data![0].revised_prompt, undefined, 'as gpt-image, no revised prompt');
   const url = await client.images.generate({ model: 'mock-image', prompt: 'a cat', response_format: 'url' });
   assert.equal(url.data![0].url, `data:image/png;base64,${PIXEL}`);
   const tooMany = await post({ model: 'mock-image', prompt: 'x', n: 11 });

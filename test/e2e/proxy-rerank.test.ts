@@ -17,7 +17,11 @@ let mock: MockUpstream;
 let gw: Gateway;
 
 useProxyFixture({
-  config: { upstream: { timeout_ms: 5000, retries: 0 } },
+  config: {
+    upstream: { timeout_ms: 5000, retries: 0 },
+    // docs/rerank.md's rule for Cohere's v2 SDK.
+    proxy: { url_rewrites: [{ name: 'cohere-v2', match: '^/v2/rerank$', rewrite: '/v1/rerank' }] },
+  },
   resources: (mockUrl) => ({
     _format_version: '1',
     provider_keys: [
@@ -159,7 +163,7 @@ test("the model's provider label decides, not its key's; the key's header option
   assert.equal(mock.requests.length, 1);
 });
 
-test("Cohere's v2 SDK path, /v2/rerank, is the same endpoint", async () => {
+test("Cohere's v2 SDK path, /v2/rerank, with the documented url_rewrites rule", async () => {
   mock.setFallback(vendorReply);
   const res = await rawRequest(gw.proxyUrl, {
     method: 'POST',

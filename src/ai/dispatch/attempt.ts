@@ -144,18 +144,14 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const adapter = t.adapter;
   if (adapter.local !== undefined) {
     const local = adapter.local;
+    // A JSON-only answer is in the endpoint's own format: read (usage included) as an upstream's is.
+    const json = planned.op === 'embeddings' ? local.embeddings : planned.op === 'rerank' ? local.rerank : planned.op === 'images' ? local.images : undefined;
+    if (json !== undefined) {
+      answerLocalNative(ctx, call, JSON.stringify(json(body, t.upstreamModel)));
+      return { ok: true };
+    }
     const asked = { ...body, stream_options: call.stream ? { include_usage: true } : undefined };
-    const reply: LocalReply =
-      planned.op === 'embeddings' && local.embeddings !== undefined
-        ? { kind: 'json', body: local.embeddings(body, t.upstreamModel) }
-        : planned.op === 'rerank' && local.rerank !== undefined
-          ? { kind: 'json', body: local.rerank(body, t.upstreamModel) }
-          : planned.op === 'images' && local.images !== undefined
-            ? { kind: 'json', body: local.images(body, t.upstreamModel) }
-          : planned.op === 'completions' && local.completions !== undefined
-          ? local.completions(asked, t.upstreamModel)
-          : local.chat(asked, t.upstreamModel);
-    answerLocal(ctx, call, reply);
+    answerLocal(ctx, call, planned.op === 'completions' && local.completions !== undefined ? local.completions(asked, t.upstreamModel) : local.chat(asked, t.upstreamModel));
     return { ok: true };
   }
   const endpoint: EndpointSpec | Error | undefined = t.providerKey.endpoints.get(planned.op);
@@ -306,6 +302,15 @@ function translateJson(call: CallerRequest, adapter: Adapter, text: string, upst
     if (upstream?.reasoningPath !== undefined) liftReasoning(canonical, upstream.reasoningPath, 'message');
   }
   return { body: call.codec.renderJson(canonical, call.alias), usage: canonical.usage as CanonicalUsage | undefined };
+}
+
+/** The built-in mock's answer to a JSON-only endpoint, relayed as an upstream's native answer. */
+function answerLocalNative(ctx: RequestContext, call: CallerRequest, text: string): void {
+  ctx.upstreamFirstByteMs = ctx.elapsedMs();
+  ctx.downstreamFirstByteMs = ctx.upstreamFirstByteMs;
+  const answer = call.codec.nativeJson(text, call.alias);
+  recordUsage(ctx, answer?.usage);
+  sendBody(ctx, 200, answer?.body ?? text, 'application/json');
 }
 
 /** The built-in mock answers in canonical form; render it in the caller's protocol. */

@@ -80,6 +80,9 @@ test('rerank: by the share of query words a document holds, best first, ties by 
   ]);
   assert.equal(r.usage.prompt_tokens, r.usage.total_tokens);
   assert.ok(r.usage.prompt_tokens > 0);
+  // Words are letters and digits of any script.
+  const u = loose(mockAdapter.local!.rerank!({ model: 'm', query: 'São Paulo 苹果', documents: ['sao', 'são paulo', '苹果 x'] }, 'mock-r'));
+  assert.deepEqual(u.results.map((x: any) => [x.index, Math.round(x.relevance_score * 3)]), [[1, 2], [2, 1], [0, 0]]);
 });
 
 test('images: n one-pixel PNGs, base64 or a data URL, with gpt-image-style usage; n past 10 refused', () => {

@@ -201,7 +201,7 @@ function images(body: Record<string, unknown>, upstreamModel: string): Record<st
   const input = estimateTokens(prompt);
   return {
     created: Math.floor(Date.now() / 1000),
-    data: Array.from({ length: n }, () => ({ ...image, revised_prompt: prompt })),
+    data: Array.from({ length: n }, () => ({ ...image })),
     usage: { input_tokens: input, output_tokens: n, total_tokens: input + n },
     model: upstreamModel,
   };

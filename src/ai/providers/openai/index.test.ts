@@ -11,6 +11,8 @@ const key = (over: Partial<ProviderKeyView> = {}): ProviderKeyView => ({
 test('api_base normalisation tolerates slashes, whitespace and pasted suffixes', () => {
   assert.equal(normalizeOpenAIBase(' https://x.example/v1/ '), 'https://x.example/v1');
   assert.equal(normalizeOpenAIBase('https://x.example/v1/chat/completions'), 'https://x.example/v1');
+  assert.equal(normalizeOpenAIBase('https://api.cohere.com/v2/rerank'), 'https://api.cohere.com/v2');
+  assert.equal(normalizeOpenAIBase('https://x.example/v1/images/generations/'), 'https://x.example/v1');
   assert.equal(normalizeOpenAIBase('https://api.openai.com'), 'https://api.openai.com/v1');
   assert.equal(normalizeOpenAIBase('http://127.0.0.1:8080/v1'), 'http://127.0.0.1:8080/v1');
 });

@@ -102,7 +102,8 @@ function classifyError(
   let errorClass: ClassifiedError['errorClass'] = 'upstream_status';
   if (status === 401 || status === 403) errorClass = 'invalid_credentials';
   else if (status === 429) errorClass = 'rate_limited';
-  else if (code === 'content_filter' || code === 'content_policy_violation') errorClass = 'content_filter';
+  // `moderation_blocked`: gpt-image's refusal of a prompt (DALL·E's is `content_policy_violation`).
+  else if (code === 'content_filter' || code === 'content_policy_violation' || code === 'moderation_blocked') errorClass = 'content_filter';
   else if (status >= 400 && status < 500) errorClass = 'invalid_request';
   return {
     errorClass,
