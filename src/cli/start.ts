@@ -255,7 +255,7 @@ async function startAdmin(config: GatewayConfig, status: () => { generation: num
   const app = buildAdminApp({ adminKeys: config.admin.admin_keys, status });
   // Counted before it serves anything, so a shutdown drains admin requests like proxy ones.
   const { drain } = trackRequests(app.server, { closing });
-  refuseConnect(app.server, 'GET, HEAD, POST, PUT, PATCH, DELETE');
+  refuseConnect(app.server, 'GET, HEAD');
   const { host, port } = parseAddr(config.admin.addr);
   await app.listen({ host, port });
   const info = app.server.address();

@@ -46,7 +46,7 @@ export interface ListenOptions {
   bodyLimitBytes?: number;
 }
 
-/** A request the listener refused before a handler saw it: malformed, too large, or too slow. */
+/** A request the listener answered before a handler saw it: malformed, too large, too slow, or a CONNECT (405, its head read). */
 export interface ListenerAnswer {
   status: number;
   /** Sent in the answer's request id header. */
@@ -65,7 +65,7 @@ export interface ListenerAnswer {
 
 /**
  * The response Node has attached to a socket (`_httpMessage`: what Node's own clientError answer
- * checks). Read only on a client error: a property of our own set on every request's socket
+ * checks). Read only on a client error or a CONNECT: a property of our own set on every request's socket
  * slowed every request by ~10 µs (Node's socket objects lost their fast property layout).
  */
 const attachedResponse = (socket: Socket): ServerResponse | undefined =>

@@ -146,8 +146,8 @@ const optNum = (key: string, v: number | undefined): string => (v === undefined 
 
 /**
  * Report a request the listener answered itself before any handler saw it (malformed 400, head
- * over the size limit 431, head not received in time 408): metrics and an access line, with no
- * method, path or credential (the head was never parsed).
+ * over the size limit 431, head not received in time 408; CONNECT 405, whose head was read and
+ * whose method is named): metrics and an access line, with no path or credential.
  */
 export function reportListenerAnswer(answer: ListenerAnswer, clientIp: string | undefined, sinks: FinalizeSinks): void {
   sinks.metrics.record({ ...LISTENER_SAMPLE, status: answer.status, seconds: answer.seconds });

@@ -185,7 +185,7 @@ describe('start with every listener on port 0', () => {
 
   test('a CONNECT gets a 405 with Allow from every listener, the admin one (Fastify) included', async () => {
     for (const [url, allow] of [
-      [gw.adminUrl!, 'GET, HEAD, POST, PUT, PATCH, DELETE'],
+      [gw.adminUrl!, 'GET, HEAD'],
       [gw.proxyUrl, 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'],
       [gw.metricsUrl!, 'GET, HEAD'],
     ]) {

@@ -35,6 +35,7 @@ useProxyFixture({
       // The model's provider label decides, not its key's.
       { display_name: 'openai-at-together', provider: 'openai', model_name: 'tg-image', provider_key: 'together' },
       { display_name: 'mock-image', provider: 'mock', model_name: 'mock-image-1', provider_key: 'local' },
+      { display_name: 'mock-image-group', routing: { targets: [{ model: 'mock-image' }] } },
     ],
     api_keys: [{ display_name: 'caller', key_env: 'E2E_IMAGES_KEY', allowed_models: ['*'] }],
   }),
@@ -161,5 +162,9 @@ test('the built-in mock generates one-pixel images, base64 or as a data URL; its
   const tooMany = await post({ model: 'mock-image', prompt: 'x', n: 11 });
   assert.equal(tooMany.status, 400);
   assert.equal(JSON.parse(tooMany.text).error.param, 'n');
+  // In a group the refusal is the target's answer: final, and no target named as serving it.
+  const grouped = await post({ model: 'mock-image-group', prompt: 'x', n: 11 });
+  assert.equal(grouped.status, 400);
+  assert.equal(grouped.headers['x-tollgate-served-by'], undefined);
   assert.equal(mock.requests.length, 0);
 });

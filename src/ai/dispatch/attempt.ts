@@ -35,7 +35,7 @@ export interface UpstreamSettings {
 /** What the caller asked for, independent of the target. */
 export interface CallerRequest {
   codec: CallerCodec;
-  /** `chat`, `messages`, `count_tokens` or `embeddings`: the caller's endpoint. */
+  /** The caller's endpoint: `chat`, `messages`, or one of NATIVE_ONLY. */
   operation: Operation;
   body: Record<string, unknown>;
   /** The caller's model string, written back into answers. */
@@ -96,7 +96,10 @@ function configFailure(message: string): AttemptResult {
   return failed({ errorClass: 'invalid_config', status: undefined, retryAfterMs: undefined, error: new GatewayError('provider_unavailable', message) });
 }
 
-/** Operations with no chat form: served only by targets whose adapter speaks the caller's protocol. */
+/**
+ * Operations with no chat form: served only by targets that serve them natively (their adapter
+ * speaks the caller's protocol, and PROVIDERS_OF admits their model's provider label).
+ */
 export const NATIVE_ONLY: ReadonlySet<Operation> = new Set<Operation>(['count_tokens', 'embeddings', 'completions', 'rerank', 'images']);
 
 /**
@@ -114,8 +117,8 @@ export function servesNatively(call: CallerRequest, adapter: Adapter | undefined
 }
 
 /**
- * Native when the adapter speaks the caller's protocol; translated through canonical chat otherwise.
- * An operation with no chat form (token counting, embeddings) is native only: the refusal otherwise.
+ * Native when the target serves the request natively; translated through canonical chat otherwise.
+ * An operation in NATIVE_ONLY is native only: the refusal otherwise.
  */
 function plan(call: CallerRequest, t: Target): { op: Operation; native: boolean; body: Record<string, unknown> } | GatewayError {
   const adapter = t.adapter;
@@ -145,9 +148,18 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   if (adapter.local !== undefined) {
     const local = adapter.local;
     // A JSON-only answer is in the endpoint's own format: read (usage included) as an upstream's is.
-    const json = planned.op === 'embeddings' ? local.embeddings : planned.op === 'rerank' ? local.rerank : planned.op === 'images' ? local.images : undefined;
-    if (json !== undefined) {
-      answerLocalNative(ctx, call, JSON.stringify(json(body, t.upstreamModel)));
+    if (planned.op === 'embeddings' || planned.op === 'rerank' || planned.op === 'images') {
+      const json = local[planned.op];
+      if (json === undefined) return configFailure(`model '${call.alias}' cannot serve ${planned.op}: its local provider has no answer for it`);
+      let answer: Record<string, unknown>;
+      try {
+        answer = json(body, t.upstreamModel);
+      } catch (err) {
+        // A refusal of the request (the mock's caps): final, as an upstream's 400 would be.
+        if (err instanceof GatewayError) return failed({ errorClass: 'invalid_request', status: err.status, retryAfterMs: undefined, error: err });
+        throw err;
+      }
+      answerLocalNative(ctx, call, JSON.stringify(answer));
       return { ok: true };
     }
     const asked = { ...body, stream_options: call.stream ? { include_usage: true } : undefined };
@@ -313,7 +325,7 @@ function answerLocalNative(ctx: RequestContext, call: CallerRequest, text: strin
   sendBody(ctx, 200, answer?.body ?? text, 'application/json');
 }
 
-/** The built-in mock answers in canonical form; render it in the caller's protocol. */
+/** The built-in mock's chat (canonical) or completions answer, rendered in the caller's protocol. */
 function answerLocal(ctx: RequestContext, call: CallerRequest, reply: LocalReply): void {
   ctx.upstreamFirstByteMs = ctx.elapsedMs();
   ctx.downstreamFirstByteMs = ctx.upstreamFirstByteMs;

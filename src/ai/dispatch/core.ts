@@ -107,8 +107,8 @@ function candidates(ctx: RequestContext, call: CallerRequest, resolved: Resolved
   if (tagged !== undefined && !plan.state.config.targets.some(tagged)) {
     throw new GatewayError('invalid_request', `no target of model '${call.alias}' carries the routing tags ${[...tags!].join(', ')} or the tag default`, { publicCode: null });
   }
-  // Token counting, embeddings, completions and rerank are served natively only: the group's
-  // targets that serve them natively are its candidates, the others are passed over.
+  // The operations in NATIVE_ONLY are served natively only: the group's targets that serve them
+  // natively are its candidates, the others are passed over.
   const native = NATIVE_ONLY.has(call.operation)
     ? (t: GroupTarget) => servesNatively(call, t.entry.providerKey?.adapter, t.entry.provider)
     : undefined;

@@ -1,7 +1,8 @@
-// Caller codecs for the endpoints that answer JSON only (embeddings, rerank): the OpenAI error
-// envelope and the native answer with the caller's alias where it names a model. They have no
-// stream form and no translation: a target that cannot serve one is refused before any call
-// (`not_implemented`), so the stream and canonical members are never called.
+// Caller codecs for the endpoints that answer JSON only (embeddings, rerank, image generation): the
+// OpenAI error envelope and the native answer with the caller's alias where it names a model. They
+// have no stream form and no translation: a target that cannot serve one is refused before any
+// call (`not_implemented`), and the built-in mock's answers are read as an upstream's, so the
+// stream, canonical and rendering members are never called.
 import type { CanonicalUsage } from '../protocols/canonical.ts';
 import { openAIErrorBody, openAIStreamErrorFrame } from '../protocols/openai-chat.ts';
 import type { WireProtocol } from '../providers/contract.ts';
@@ -19,8 +20,7 @@ export function jsonOnlyCodec(protocol: WireProtocol, usage: (answer: string) =>
     errorBody: openAIErrorBody,
     streamErrorFrame: openAIStreamErrorFrame,
     toCanonical: noStreamForm,
-    // The built-in mock's answers are already in the endpoint's format.
-    renderJson: (answer, alias) => JSON.stringify({ ...answer, model: alias }),
+    renderJson: noStreamForm,
     createEncoder: noStreamForm,
     nativeJson(text, alias) {
       const body = spliceModel(text, alias);

@@ -24,6 +24,8 @@ test('every input form OpenAI takes is accepted, with unchecked fields kept', ()
   // A vendor's own format and a harmless `stream: false` go through.
   assert.equal(parse({ model: 'm', input: 'x', encoding_format: 'int8' }).encoding_format, 'int8');
   assert.equal(parse({ model: 'm', input: 'x', stream: false }).stream, false);
+  // null, as OpenAI takes it for any optional field.
+  assert.equal(parse({ model: 'm', input: 'x', encoding_format: null, dimensions: null }).encoding_format, null);
 });
 
 test('refusals name their field', () => {

@@ -15,7 +15,8 @@ export function parseEmbeddingsRequest(raw: Buffer): EmbeddingsRequest {
   const problem = textInputError(req.input, 'input');
   if (problem !== undefined) throw invalid(problem, 'input');
   // Its value is the provider's business (`float`, `base64`, a vendor's `int8`): the answer is relayed as is.
-  if (req.encoding_format !== undefined && typeof req.encoding_format !== 'string') throw invalid("'encoding_format' must be a string", 'encoding_format');
+  const format = req.encoding_format;
+  if (format !== undefined && format !== null && typeof format !== 'string') throw invalid("'encoding_format' must be a string", 'encoding_format');
   // No stream form exists: an upstream would answer a stream request with JSON the caller's SDK does not read.
   if (req.stream === true) throw invalid("'stream' is not supported on /v1/embeddings", 'stream');
   return req as EmbeddingsRequest;

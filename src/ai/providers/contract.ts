@@ -64,9 +64,9 @@ export interface LocalResponder {
   embeddings?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
   /** An OpenAI completions answer (JSON or chunks); present when the adapter speaks `openai-completions`. */
   completions?(body: Record<string, unknown>, upstreamModel: string): LocalReply;
-  /** A rerank answer; present when the adapter speaks `rerank`. */
+  /** A rerank answer; present when the adapter speaks `rerank`. Throws a GatewayError for a request it refuses. */
   rerank?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
-  /** An image generation answer; present when the adapter speaks `openai-images`. */
+  /** An image generation answer; present when the adapter speaks `openai-images`. Throws a GatewayError for a request it refuses. */
   images?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
 }
 

@@ -110,6 +110,7 @@ test('embeddings: what the mock refuses, as a provider would, with the field nam
   assert.equal(refusal({ input: Array(MOCK_MAX_INPUTS).fill('x') }), 'answered');
   for (const dimensions of [0, -3, 1.5, '8', MOCK_MAX_DIMENSIONS + 1]) assert.deepEqual(refusal({ input: 'x', dimensions }), [400, 'dimensions'], String(dimensions));
   assert.equal(refusal({ input: 'x', dimensions: MOCK_MAX_DIMENSIONS }), 'answered');
+  assert.equal(refusal({ input: 'x', dimensions: null, encoding_format: null }), 'answered');
   // A small request for many wide vectors: refused before anything is built.
   assert.deepEqual(refusal({ input: Array(100).fill('x'), dimensions: 3072 }), [400, 'input']);
   assert.equal(refusal({ input: Array(MOCK_MAX_NUMBERS / 1024).fill('x'), dimensions: 1024 }), 'answered');

@@ -119,11 +119,11 @@ function embeddings(body: Record<string, unknown>, upstreamModel: string): Recor
   const inputs = embeddingInputs(body.input);
   if (inputs.length > MOCK_MAX_INPUTS) refuse(`at most ${MOCK_MAX_INPUTS} inputs in one request`, 'input');
   const d = body.dimensions;
-  if (d !== undefined && (typeof d !== 'number' || !Number.isInteger(d) || d < 1 || d > MOCK_MAX_DIMENSIONS)) refuse(`'dimensions' must be an integer from 1 to ${MOCK_MAX_DIMENSIONS}`, 'dimensions');
-  const dims = (d as number | undefined) ?? MOCK_EMBEDDING_DIMENSIONS;
+  if (d !== undefined && d !== null && (typeof d !== 'number' || !Number.isInteger(d) || d < 1 || d > MOCK_MAX_DIMENSIONS)) refuse(`'dimensions' must be an integer from 1 to ${MOCK_MAX_DIMENSIONS}`, 'dimensions');
+  const dims = (d as number | null | undefined) ?? MOCK_EMBEDDING_DIMENSIONS;
   if (inputs.length * dims > MOCK_MAX_NUMBERS) refuse(`at most ${MOCK_MAX_NUMBERS} numbers in one answer (inputs × dimensions)`, 'input');
   const format = body.encoding_format;
-  if (format !== undefined && format !== 'float' && format !== 'base64') refuse("'encoding_format' must be 'float' or 'base64'", 'encoding_format');
+  if (format !== undefined && format !== null && format !== 'float' && format !== 'base64') refuse("'encoding_format' must be 'float' or 'base64'", 'encoding_format');
   const tokens = inputs.reduce((n, s) => n + estimateTokens(s), 0);
   return {
     object: 'list',

@@ -1,7 +1,7 @@
 // The OpenAI-compatible adapter: provider `openai` and every vendor that speaks the Chat
 // Completions wire format at its own `api_base` (an OpenAI-compatible vendor is configuration),
 // and the Embeddings, (legacy) Completions, image generation and rerank endpoints of the same base (`<api_base>/rerank`:
-// Cohere's `https://api.cohere.com/v2`, Jina's `https://api.jina.ai/v1`, vLLM, Infinity, TEI).
+// Cohere's `https://api.cohere.com/v2`, Jina's `https://api.jina.ai/v1`, vLLM, Infinity).
 import { readOpenAIError } from '../../protocols/openai-chat.ts';
 import type { Adapter, AdapterTarget, ClassifiedError, EndpointSpec, Operation, ProviderKeyView } from '../contract.ts';
 import { retryAfterMsOf } from '../../../lib/http-headers.ts';
