@@ -157,11 +157,12 @@ test('a reply that closes its connection (Connection: close, HTTP/1.0) is whole,
   try {
     // 2,000 a second: the next request is due before the server's close has arrived.
     const r = await run({ url: `http://127.0.0.1:${closing.port}/`, body: '{}', stream: false, rate: 2000, warmupSec: 0, durationSec: 0.5, maxInFlight: 16 });
-    // Ignoring the close cost 137 false errors of 1,000. On a loaded machine (the whole suite
-    // running) a clean run once saw 2 connections closed before their reply, out of 1,000 opened
-    // in half a second; the cause is not pinned down, so a handful is tolerated.
+    // Ignoring the close cost 137 false errors of 1,000. On a loaded machine a clean run sees a few
+    // connections closed before their reply, out of 1,000 opened in half a second: 2 with the
+    // suite running, 8 with two suites at once; the cause is not pinned down, so up to 2% is
+    // tolerated, well clear of the 14% the bug costs.
     assert.equal(r.ok + r.dropped + r.errors, 1000);
-    assert.ok(r.errors <= 5, `${r.errors} errors, first: ${String(r.firstError)}`);
+    assert.ok(r.errors <= 20, `${r.errors} errors, first: ${String(r.firstError)}`);
   } finally {
     closing.close();
   }
