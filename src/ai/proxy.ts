@@ -29,6 +29,8 @@ import { rerank } from './endpoints/rerank.ts';
 import { rerankCodec } from './dispatch/rerank-codec.ts';
 import { imageGenerations } from './endpoints/images.ts';
 import { openAIImagesCodec } from './dispatch/images-codec.ts';
+import { speech } from './endpoints/speech.ts';
+import { openAISpeechCodec } from './dispatch/speech-codec.ts';
 import { handleHostStage, handlePathStage } from '../passthrough/handler.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { PassthroughHooks } from '../passthrough/hooks.ts';
@@ -117,6 +119,7 @@ const ROUTES = new Map<string, Route>([
   ['/v1/completions', route({ POST: completions }, { codec: openAICompletionsCodec, operation: 'completions' })],
   ['/v1/rerank', route({ POST: rerank }, { codec: rerankCodec, operation: 'rerank' })],
   ['/v1/images/generations', route({ POST: imageGenerations }, { codec: openAIImagesCodec, operation: 'images' })],
+  ['/v1/audio/speech', route({ POST: speech }, { codec: openAISpeechCodec, operation: 'speech' })],
 ]);
 
 /** `GET /v1/models/{model}`: the one typed route with a parameter (the rest of the path, decoded). */

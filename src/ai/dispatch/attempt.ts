@@ -20,6 +20,7 @@ import { liftReasoning, type OpenAIResponseOptions } from '../protocols/openai-r
 import type { AttemptErrorClass } from './retry-policy.ts';
 import { parseObject, type CallerCodec } from './codecs.ts';
 import { NotAnEventStream, relayStream, SSE_HEADERS, TranslatingRelay } from './relay.ts';
+import { relayBytes } from './relay-bytes.ts';
 import { failureKind, shouldRetryOf, upstreamFailureError, upstreamStatusError } from './upstream-errors.ts';
 import { errorUnder2xx, hasNoChoices, NO_CHOICES } from './answer-shape.ts';
 import { recordUsage } from './usage.ts';
@@ -100,7 +101,7 @@ function configFailure(message: string): AttemptResult {
  * Operations with no chat form: served only by targets that serve them natively (their adapter
  * speaks the caller's protocol, and PROVIDERS_OF admits their model's provider label).
  */
-export const NATIVE_ONLY: ReadonlySet<Operation> = new Set<Operation>(['count_tokens', 'embeddings', 'completions', 'rerank', 'images']);
+export const NATIVE_ONLY: ReadonlySet<Operation> = new Set<Operation>(['count_tokens', 'embeddings', 'completions', 'rerank', 'images', 'speech']);
 
 /**
  * The provider labels whose keys may serve an operation, where spec 2 §4.1 restricts it: rerank to
@@ -160,6 +161,14 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
         throw err;
       }
       answerLocalNative(ctx, call, JSON.stringify(answer));
+      return { ok: true };
+    }
+    if (planned.op === 'speech') {
+      if (local.speech === undefined) return configFailure(`model '${call.alias}' cannot serve speech: its local provider has no answer for it`);
+      const { contentType, audio } = local.speech(body, t.upstreamModel);
+      ctx.upstreamFirstByteMs = ctx.elapsedMs();
+      ctx.downstreamFirstByteMs = ctx.upstreamFirstByteMs;
+      sendBody(ctx, 200, audio, contentType);
       return { ok: true };
     }
     const asked = { ...body, stream_options: call.stream ? { include_usage: true } : undefined };
@@ -223,6 +232,16 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
       shouldRetry: shouldRetryOf(response.headers),
       error: upstreamStatusError(status, classified, t.providerKey.view.apiKey),
     });
+  }
+  if (planned.op === 'speech') {
+    // Audio is relayed as it arrives, not read: a speaking client plays the first bytes at once.
+    try {
+      await relayBytes(ctx, response, streamTimeoutMs);
+      return { ok: true };
+    } catch (err) {
+      const e = err as GatewayError;
+      return failed({ errorClass: e.code === 'upstream_timeout' ? 'timeout' : e.code === 'upstream_decode' ? 'upstream_decode' : 'transport', status: undefined, retryAfterMs: undefined, error: e });
+    }
   }
   const contentType = response.headers['content-type'] ?? '';
   let text: string;
@@ -393,6 +412,7 @@ const REFUSED_AS: Partial<Record<Operation, readonly [string, string, string]>> 
   completions: ['/v1/completions', 'a', 'completions endpoint'],
   rerank: ['/v1/rerank', 'a', 'rerank endpoint'],
   images: ['/v1/images/generations', 'an', 'image generation endpoint'],
+  speech: ['/v1/audio/speech', 'a', 'speech endpoint'],
 };
 
 /**

@@ -1,8 +1,8 @@
-// Caller codecs for the endpoints that answer JSON only (embeddings, rerank, image generation): the
-// OpenAI error envelope and the native answer with the caller's alias where it names a model. They
-// have no stream form and no translation: a target that cannot serve one is refused before any
-// call (`not_implemented`), and the built-in mock's answers are read as an upstream's, so the
-// stream, canonical and rendering members are never called.
+// Caller codecs for the endpoints with no stream form and no translation (embeddings, rerank, image
+// generation; speech, whose audio is relayed as bytes, uses only the envelope): the OpenAI error
+// envelope and the native JSON answer with the caller's alias where it names a model. A target
+// that cannot serve one is refused before any call (`not_implemented`), and the built-in mock's
+// answers are read as an upstream's, so the stream, canonical and rendering members are never called.
 import type { CanonicalUsage } from '../protocols/canonical.ts';
 import { openAIErrorBody, openAIStreamErrorFrame } from '../protocols/openai-chat.ts';
 import type { WireProtocol } from '../providers/contract.ts';

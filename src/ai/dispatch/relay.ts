@@ -305,14 +305,19 @@ export function relayStream(
       endStream(ctx);
       resolve();
     });
-    const broke = (): void => {
-      if (response.undecodable !== undefined) fail(new GatewayError('upstream_decode', response.undecodable), 'upstream_decode');
-      else fail(new GatewayError('upstream_transport', 'upstream connection broke mid-stream'), 'transport');
-    };
-    response.once('error', broke);
-    response.once('aborted', broke);
+    failOnBreak(response, fail, 'stream');
     idle.arm();
   });
+}
+
+/** Fail a relay when its upstream body breaks: undecodable bytes, or the connection. */
+export function failOnBreak(response: UpstreamResponse, fail: (err: GatewayError, kind: string) => void, what: 'stream' | 'body'): void {
+  const broke = (): void => {
+    if (response.undecodable !== undefined) fail(new GatewayError('upstream_decode', response.undecodable), 'upstream_decode');
+    else fail(new GatewayError('upstream_transport', `upstream connection broke mid-${what}`), 'transport');
+  };
+  response.once('error', broke);
+  response.once('aborted', broke);
 }
 
 /**

@@ -5,13 +5,13 @@ import type { CanonicalUsage, StreamError } from '../protocols/canonical.ts';
 
 export type { CanonicalUsage, StreamError };
 
-export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings' | 'openai-completions' | 'rerank' | 'openai-images';
+export type WireProtocol = 'openai-chat' | 'anthropic-messages' | 'openai-responses' | 'openai-embeddings' | 'openai-completions' | 'rerank' | 'openai-images' | 'openai-speech';
 
-export const OPERATIONS = ['chat', 'messages', 'count_tokens', 'embeddings', 'completions', 'rerank', 'images'] as const;
+export const OPERATIONS = ['chat', 'messages', 'count_tokens', 'embeddings', 'completions', 'rerank', 'images', 'speech'] as const;
 
 /**
  * Upstream operations: `chat` is the canonical request (native or translated by the adapter); the
- * others are native only (`images`: image generation).
+ * others are native only (`images`: image generation; `speech`: text to speech).
  */
 export type Operation = (typeof OPERATIONS)[number];
 
@@ -68,6 +68,8 @@ export interface LocalResponder {
   rerank?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
   /** An image generation answer; present when the adapter speaks `openai-images`. Throws a GatewayError for a request it refuses. */
   images?(body: Record<string, unknown>, upstreamModel: string): Record<string, unknown>;
+  /** Speech audio; present when the adapter speaks `openai-speech`. */
+  speech?(body: Record<string, unknown>, upstreamModel: string): { contentType: string; audio: Buffer };
 }
 
 export type LocalReply =

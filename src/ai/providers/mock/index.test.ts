@@ -95,6 +95,17 @@ test('images: n one-pixel PNGs, base64 or a data URL, with gpt-image-style usage
   assert.throws(() => gen({ model: 'm', prompt: 'x', n: 11 }, 'mock-i'), (e: unknown) => e instanceof GatewayError && e.param === 'n');
 });
 
+test('speech: a WAV of 8 kHz 8-bit silence, 50 ms a character, at most 10 s', () => {
+  const speak = mockAdapter.local!.speech!;
+  const short = speak({ model: 'm', input: 'abcd', voice: 'alloy' }, 'mock-s');
+  assert.equal(short.contentType, 'audio/wav');
+  assert.equal(short.audio.subarray(0, 4).toString('latin1'), 'RIFF');
+  assert.equal(short.audio.readUInt32LE(4), short.audio.length - 8);
+  assert.equal(short.audio.readUInt32LE(40), 1600);
+  assert.ok(short.audio.subarray(44).every((b) => b === 128), 'silence');
+  assert.equal(speak({ model: 'm', input: 'x'.repeat(10_000), voice: 'alloy' }, 'mock-s').audio.readUInt32LE(40), 80_000);
+});
+
 test('embeddings: what the mock refuses, as a provider would, with the field named', () => {
   const embed = mockAdapter.local!.embeddings!;
   const refusal = (body: Record<string, unknown>) => {

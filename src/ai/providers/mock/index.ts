@@ -2,7 +2,8 @@
 // format, so a fresh gateway can be demoed, smoke-checked and load-tested without network.
 // The reply echoes the last user message; token counts are estimated (4 characters a token).
 // Embeddings are unit vectors derived from each input's text; a (legacy) completion echoes its
-// prompt; rerank scores documents by the query words they hold; an image is one pixel.
+// prompt; rerank scores documents by the query words they hold; an image is one pixel; speech is
+// silence.
 import { GatewayError } from '../../../lib/errors.ts';
 import type { Adapter, LocalReply } from '../contract.ts';
 
@@ -207,12 +208,35 @@ function images(body: Record<string, unknown>, upstreamModel: string): Record<st
   };
 }
 
+/** Longest mock speech: 10 s of 8 kHz 8-bit silence (80 KB). */
+const MOCK_SPEECH_MAX_SECONDS = 10;
+
+/** Speech as a WAV of silence, 50 ms a character of input up to 10 s (whatever `response_format` asked). */
+function speech(body: Record<string, unknown>): { contentType: string; audio: Buffer } {
+  const chars = typeof body.input === 'string' ? body.input.length : 0;
+  const samples = Math.round(8000 * Math.min(MOCK_SPEECH_MAX_SECONDS, Math.max(0.05, chars * 0.05)));
+  const wav = Buffer.alloc(44 + samples, 128);
+  wav.write('RIFF', 0, 'latin1');
+  wav.writeUInt32LE(36 + samples, 4);
+  wav.write('WAVEfmt ', 8, 'latin1');
+  wav.writeUInt32LE(16, 16); // fmt chunk size
+  wav.writeUInt16LE(1, 20); // PCM
+  wav.writeUInt16LE(1, 22); // mono
+  wav.writeUInt32LE(8000, 24); // sample rate
+  wav.writeUInt32LE(8000, 28); // byte rate
+  wav.writeUInt16LE(1, 32); // block align
+  wav.writeUInt16LE(8, 34); // bits per sample
+  wav.write('data', 36, 'latin1');
+  wav.writeUInt32LE(samples, 40);
+  return { contentType: 'audio/wav', audio: wav };
+}
+
 export const mockAdapter: Adapter = {
   id: 'mock',
-  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions', 'rerank', 'openai-images'],
+  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions', 'rerank', 'openai-images', 'openai-speech'],
   framing: 'sse',
   endpoint: () => ({ url: 'mock://local', headers: {} }),
   prepareRequest: (_op, body, target) => ({ ...body, model: target.upstreamModel }),
   classifyError: () => ({ errorClass: 'upstream_status', retryable: false, retryAfterMs: undefined, message: undefined, type: undefined, code: undefined, param: undefined }),
-  local: { chat, embeddings, completions, rerank, images },
+  local: { chat, embeddings, completions, rerank, images, speech },
 };

@@ -66,6 +66,9 @@ test('rerank: <api_base>/rerank (Cohere v2, Jina, vLLM bases alike); the body fo
 test('image generation: <api_base>/images/generations; the body forwarded with the upstream model only; the adapter serves nothing else beyond its paths', () => {
   const e = openaiAdapter.endpoint('images', key());
   assert.ok(!(e instanceof Error) && e.url === 'https://api.openai.com/v1/images/generations');
+  const s = openaiAdapter.endpoint('speech', key({ apiBase: 'http://tts.local/v1/audio/speech' }));
+  assert.ok(!(s instanceof Error) && s.url === 'http://tts.local/v1/audio/speech');
+  assert.deepEqual(openaiAdapter.prepareRequest('speech', { model: 'a', input: 'hi', voice: 'alloy' }, { key: key(), upstreamModel: 'tts-1' }), { model: 'tts-1', input: 'hi', voice: 'alloy' });
   const body = { model: 'a', prompt: 'p', n: 2, max_tokens: 3 };
   assert.deepEqual(openaiAdapter.prepareRequest('images', body, { key: key(), upstreamModel: 'gpt-image-1' }), { ...body, model: 'gpt-image-1' });
   assert.ok(openaiAdapter.endpoint('messages', key()) instanceof Error);

@@ -9,7 +9,7 @@ import { trimApiBase } from '../api-base.ts';
 
 export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1';
 
-const PASTED_SUFFIXES = ['/chat/completions', '/completions', '/embeddings', '/responses', '/rerank', '/images/generations'];
+const PASTED_SUFFIXES = ['/chat/completions', '/completions', '/embeddings', '/responses', '/rerank', '/images/generations', '/audio/speech'];
 
 /** Normalise an api_base: trim, drop trailing slashes and pasted endpoint suffixes, add `/v1` to a bare OpenAI host. */
 export function normalizeOpenAIBase(apiBase: string): string {
@@ -41,6 +41,7 @@ const PATHS: Partial<Record<Operation, string>> = {
   embeddings: 'embeddings',
   rerank: 'rerank',
   images: 'images/generations',
+  speech: 'audio/speech',
 };
 
 function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Error {
@@ -59,7 +60,7 @@ function endpoint(operation: Operation, key: ProviderKeyView): EndpointSpec | Er
 
 function prepareRequest(operation: Operation, body: Record<string, unknown>, target: AdapterTarget): Record<string, unknown> {
   const out: Record<string, unknown> = { ...body, model: target.upstreamModel };
-  if (operation === 'embeddings' || operation === 'rerank' || operation === 'images') return out;
+  if (operation === 'embeddings' || operation === 'rerank' || operation === 'images' || operation === 'speech') return out;
   if (operation === 'completions') return askForStreamUsage(out);
   const isOpenAI = isOpenAIKey(target.key);
   if (!isOpenAI && Array.isArray(body.messages)) {
@@ -118,7 +119,7 @@ function classifyError(
 
 export const openaiAdapter: Adapter = {
   id: 'openai',
-  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions', 'rerank', 'openai-images'],
+  speaks: ['openai-chat', 'openai-embeddings', 'openai-completions', 'rerank', 'openai-images', 'openai-speech'],
   framing: 'sse',
   endpoint,
   prepareRequest,
