@@ -31,6 +31,7 @@ useProxyFixture({
       { display_name: 'tts', provider: 'openai', model_name: 'gpt-4o-mini-tts', provider_key: 'openai' },
       { display_name: 'claude', provider: 'anthropic', model_name: 'claude-sonnet-4-5', provider_key: 'claude' },
       { display_name: 'mock-tts', provider: 'mock', model_name: 'mock-tts-1', provider_key: 'local' },
+      { display_name: 'tts-health', provider: 'openai', model_name: 'tts-health-up', provider_key: 'openai' },
     ],
     api_keys: [{ display_name: 'caller', key_env: 'E2E_SPEECH_KEY', allowed_models: ['*'] }],
   }),
@@ -88,6 +89,30 @@ test('a body cut or stalled after its first bytes cuts the caller connection, re
   await assert.rejects(stalled.arrayBuffer());
   const row = await usageOf(gw, stalled.headers.get('x-tollgate-request-id'));
   assert.deepEqual([row.status, row.error_class], [504, 'timeout']);
+});
+
+test("a failure after the first byte counts against the target's health, as a stream's does", async () => {
+  mock.script({ sse: ['ID3-first-bytes', 'late'], done: false, delayBetweenEventsMs: STREAM_TIMEOUT_MS * 3, headers: { 'content-type': 'audio/mpeg' } });
+  const stalled = await post({ model: 'tts-health', voice: 'alloy', input: 'x' });
+  await assert.rejects(stalled.arrayBuffer());
+  await usageOf(gw, stalled.headers.get('x-tollgate-request-id'));
+  const status = (await (await fetch(`${gw.metricsUrl}/status/models`)).json()) as { models: Array<Record<string, unknown>> };
+  const row = status.models.find((m) => m.model === 'tts-health');
+  assert.equal(row?.consecutive_failures, 1, JSON.stringify(row));
+  assert.equal(row?.last_error, 'timeout');
+});
+
+test('no audio is no answer: an empty 200, or a JSON error under a 200, is a 502 before any byte', async () => {
+  mock.script({ status: 200, headers: { 'content-type': 'audio/mpeg' }, body: '' });
+  const empty = await post({ model: 'tts', voice: 'alloy', input: 'x' });
+  assert.equal(empty.status, 502);
+  assert.equal(((await empty.json()) as any).error.code, 'upstream_decode');
+  mock.script({ json: { error: { message: 'quota exhausted', type: 'insufficient_quota', code: 'insufficient_quota' } } });
+  const inBand = await post({ model: 'tts', voice: 'alloy', input: 'x' });
+  assert.equal(inBand.status, 502);
+  assert.equal(((await inBand.json()) as any).error.message, 'quota exhausted');
+  // The upstream is asked for whatever audio type it sends.
+  assert.equal(mock.requests[0].headers.accept, '*/*');
 });
 
 test('a failure before the first byte is an ordinary error answer', async () => {

@@ -187,7 +187,8 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const headers: Record<string, string | string[] | number> = {
     ...endpoint.headers,
     ...forwardedHeaders(ctx, native, call),
-    accept: call.stream ? 'text/event-stream' : 'application/json',
+    // Speech answers audio (or, asked for, an event stream): any type the provider sends.
+    accept: planned.op === 'speech' ? '*/*' : call.stream ? 'text/event-stream' : 'application/json',
     'content-length': Buffer.byteLength(payload),
     [REQUEST_ID_HEADER]: ctx.requestId,
   };
@@ -213,7 +214,7 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
   const response = result.response;
   const status = response.statusCode ?? 502;
   const headMs = ctx.elapsedMs();
-  // Bodies are read here, not relayed as bytes: a compressed one is decoded first.
+  // A compressed body is decoded before it is read (or, speech audio, relayed).
   if (!response.decodeBody()) {
     response.destroy();
     const message = `upstream answered with a content-encoding the gateway cannot decode (${String(response.headers['content-encoding'])})`;
@@ -233,8 +234,9 @@ export async function attempt(ctx: RequestContext, call: CallerRequest, t: Targe
       error: upstreamStatusError(status, classified, t.providerKey.view.apiKey),
     });
   }
-  if (planned.op === 'speech') {
-    // Audio is relayed as it arrives, not read: a speaking client plays the first bytes at once.
+  // Audio is relayed as it arrives, not read: a speaking client plays the first bytes at once. A
+  // JSON answer is no audio: read below, where an error under the 2xx is found.
+  if (planned.op === 'speech' && !String(response.headers['content-type'] ?? '').startsWith('application/json')) {
     try {
       await relayBytes(ctx, response, streamTimeoutMs);
       return { ok: true };

@@ -239,8 +239,10 @@ const STREAM_FAILURES: ReadonlySet<string> = new Set(['upstream_in_band', 'upstr
  * the target.
  */
 function recordServed(ctx: RequestContext, health: HealthTracker, key: string, cooldown: CooldownPolicy, ms: number): void {
-  if (ctx.clientDisconnected) return;
   const kind = ctx.errorKind;
+  // A connection the gateway cut on the upstream's failure (a byte body has no error frame) is
+  // the upstream's verdict, not the caller leaving.
+  if (ctx.clientDisconnected && (kind === undefined || !STREAM_FAILURES.has(kind))) return;
   if (kind === undefined) health.recordSuccess(key, ms);
   else if (STREAM_FAILURES.has(kind)) {
     // An in-band error's status is the upstream's answer; the others are judged by their class.

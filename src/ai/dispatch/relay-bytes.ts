@@ -67,7 +67,11 @@ export function relayBytes(ctx: RequestContext, response: UpstreamResponse, idle
     });
     response.once('end', () => {
       if (finished) return;
-      start();
+      // Not a byte: nothing reached the caller, and this is no answer (a group fails over).
+      if (!started) {
+        fail(new GatewayError('upstream_decode', 'upstream answered with an empty body'), 'upstream_decode');
+        return;
+      }
       settle();
       endStream(ctx);
       resolve();
