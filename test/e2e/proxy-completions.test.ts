@@ -10,7 +10,8 @@ import OpenAI from 'openai';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream, RecordedRequest, Reply } from '../harness/mock-upstream.ts';
-import { rawRequest, usageOf } from '../harness/echo-upstream.ts';
+import { usageOf } from '../harness/echo-upstream.ts';
+import { assertRefusedFields, postJson } from '../harness/post-json.ts';
 import { waitForLines } from '../harness/log-lines.ts';
 
 const CALLER_KEY = 'sk-e2e-completions-caller-5d2e';
@@ -71,14 +72,7 @@ function completionFrames(req: RecordedRequest, parts = [' return', ' a + b']): 
 
 const completionReply = (req: RecordedRequest): Reply => (req.json?.stream === true ? { sse: completionFrames(req) } : { json: completionJson(req) });
 
-function post(body: unknown) {
-  return rawRequest(gw.proxyUrl, {
-    method: 'POST',
-    path: '/v1/completions',
-    headers: { authorization: `Bearer ${CALLER_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
+const post = (body: unknown) => postJson(gw.proxyUrl, '/v1/completions', CALLER_KEY, body);
 
 test('fill-in-the-middle: forwarded as sent with the upstream model, answered with the alias, usage recorded', async () => {
   mock.setFallback(completionReply);
@@ -208,11 +202,7 @@ test('request checks: 400 naming the field before any provider call', async () =
     [{ model: 'coder', prompt: 'x', stream: 'yes' }, 'stream'],
     [{ model: 'coder', prompt: 'x', stream_options: [] }, 'stream_options'],
   ];
-  for (const [body, param] of cases) {
-    const res = await post(body);
-    assert.equal(res.status, 400, JSON.stringify(body));
-    assert.equal(JSON.parse(res.text).error.param, param, JSON.stringify(body));
-  }
+  await assertRefusedFields(post, cases);
   assert.equal(mock.requests.length, 0);
 });
 

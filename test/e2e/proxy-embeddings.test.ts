@@ -10,6 +10,7 @@ import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream, RecordedRequest, Reply } from '../harness/mock-upstream.ts';
 import { rawRequest, usageOf } from '../harness/echo-upstream.ts';
+import { assertRefusedFields, postJson } from '../harness/post-json.ts';
 import { waitForLines } from '../harness/log-lines.ts';
 
 const CALLER_KEY = 'sk-e2e-embeddings-caller-41c7';
@@ -81,14 +82,7 @@ function embeddingsReply(req: RecordedRequest, usage: object | null = { prompt_t
   };
 }
 
-function post(body: unknown, key = CALLER_KEY) {
-  return rawRequest(gw.proxyUrl, {
-    method: 'POST',
-    path: '/v1/embeddings',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
+const post = (body: unknown, key = CALLER_KEY) => postJson(gw.proxyUrl, '/v1/embeddings', key, body);
 
 test('the SDK default (base64): forwarded as sent with the upstream model, decoded by the SDK, the alias in the answer', async () => {
   mock.setFallback((req) => embeddingsReply(req));
@@ -198,13 +192,7 @@ test('request checks: 400 naming the field before any provider call; the key all
     [{ model: 'embed', input: 'x', encoding_format: 8 }, 'encoding_format'],
     [{ model: 'embed', input: 'x', stream: true }, 'stream'],
   ];
-  for (const [body, param] of cases) {
-    const res = await post(body);
-    assert.equal(res.status, 400, JSON.stringify(body));
-    const err = JSON.parse(res.text).error;
-    assert.equal(err.type, 'invalid_request_error');
-    assert.equal(err.param, param, JSON.stringify(body));
-  }
+  await assertRefusedFields(post, cases);
   const forbidden = await post({ model: 'embed', input: 'x' }, LIMITED_KEY);
   assert.equal(forbidden.status, 403);
   assert.equal(JSON.parse(forbidden.text).error.message, "Access to model 'embed' is forbidden");
@@ -237,12 +225,7 @@ test('a model group passes over its targets that cannot serve embeddings; with n
   assert.equal(mock.requests.length, 1);
 
   // Routing tags that select only targets without embeddings: the refusal says so.
-  const tagged = await rawRequest(gw.proxyUrl, {
-    method: 'POST',
-    path: '/v1/embeddings',
-    headers: { authorization: `Bearer ${CALLER_KEY}`, 'content-type': 'application/json', 'x-tollgate-routing-tags': 'cheap' },
-    body: JSON.stringify({ model: 'tagged-group', input: 'x' }),
-  });
+  const tagged = await postJson(gw.proxyUrl, '/v1/embeddings', CALLER_KEY, { model: 'tagged-group', input: 'x' }, { 'x-tollgate-routing-tags': 'cheap' });
   assert.equal(tagged.status, 501, tagged.text);
   assert.equal(
     JSON.parse(tagged.text).error.message,

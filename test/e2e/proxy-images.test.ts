@@ -8,7 +8,8 @@ import OpenAI from 'openai';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream, RecordedRequest, Reply } from '../harness/mock-upstream.ts';
-import { rawRequest, usageOf } from '../harness/echo-upstream.ts';
+import { usageOf } from '../harness/echo-upstream.ts';
+import { assertRefusedFields, postJson } from '../harness/post-json.ts';
 
 const CALLER_KEY = 'sk-e2e-images-caller-2c9b';
 const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
@@ -52,14 +53,7 @@ function imagesReply(req: RecordedRequest): Reply {
   return { json: { created: 1, data, usage: { input_tokens: 12, output_tokens: 272 * n, total_tokens: 12 + 272 * n, input_tokens_details: { text_tokens: 12, image_tokens: 0 } } } };
 }
 
-function post(body: unknown) {
-  return rawRequest(gw.proxyUrl, {
-    method: 'POST',
-    path: '/v1/images/generations',
-    headers: { authorization: `Bearer ${CALLER_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
+const post = (body: unknown) => postJson(gw.proxyUrl, '/v1/images/generations', CALLER_KEY, body);
 
 test('gpt-image: forwarded as sent to <api_base>/images/generations, the images relayed, its tokens recorded', async () => {
   mock.setFallback(imagesReply);
@@ -139,11 +133,7 @@ test('request checks: 400 naming the field before any provider call', async () =
     [{ model: 'image', prompt: 'x', n: 0 }, 'n'],
     [{ model: 'image', prompt: 'x', stream: true }, 'stream'],
   ];
-  for (const [body, param] of cases) {
-    const res = await post(body);
-    assert.equal(res.status, 400, JSON.stringify(body));
-    assert.equal(JSON.parse(res.text).error.param, param, JSON.stringify(body));
-  }
+  await assertRefusedFields(post, cases);
   assert.equal(mock.requests.length, 0);
 });
 

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream, RecordedRequest, Reply } from '../harness/mock-upstream.ts';
-import { rawRequest, usageOf } from '../harness/echo-upstream.ts';
+import { usageOf } from '../harness/echo-upstream.ts';
+import { assertRefusedFields, postJson } from '../harness/post-json.ts';
 import { waitForLines } from '../harness/log-lines.ts';
 
 const CALLER_KEY = 'sk-e2e-rerank-caller-8a3f';
@@ -59,14 +60,7 @@ function vendorReply(req: RecordedRequest): Reply {
   return { json: { id: 'rerank-1', model: req.json?.model, results, usage: { prompt_tokens: 37, total_tokens: 37 } } };
 }
 
-function post(body: unknown) {
-  return rawRequest(gw.proxyUrl, {
-    method: 'POST',
-    path: '/v1/rerank',
-    headers: { authorization: `Bearer ${CALLER_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
+const post = (body: unknown) => postJson(gw.proxyUrl, '/v1/rerank', CALLER_KEY, body);
 
 const ASK = { query: 'What is the capital of the United States?', documents: DOCS, top_n: 2 };
 
@@ -165,12 +159,7 @@ test("the model's provider label decides, not its key's; the key's header option
 
 test("Cohere's v2 SDK path, /v2/rerank, with the documented url_rewrites rule", async () => {
   mock.setFallback(vendorReply);
-  const res = await rawRequest(gw.proxyUrl, {
-    method: 'POST',
-    path: '/v2/rerank',
-    headers: { authorization: `Bearer ${CALLER_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'co-rerank', ...ASK }),
-  });
+  const res = await postJson(gw.proxyUrl, '/v2/rerank', CALLER_KEY, { model: 'co-rerank', ...ASK });
   assert.equal(res.status, 200, res.text);
   assert.equal(mock.requests[0].url, '/cohere/v2/rerank');
   const row = await usageOf(gw, res.headers['x-tollgate-request-id'] as string);
@@ -188,11 +177,7 @@ test('request checks: 400 naming the field before any provider call', async () =
     [{ model: 'co-rerank', query: 'q', documents: DOCS, top_n: 0 }, 'top_n'],
     [{ model: 'co-rerank', query: 'q', documents: DOCS, stream: true }, 'stream'],
   ];
-  for (const [body, param] of cases) {
-    const res = await post(body);
-    assert.equal(res.status, 400, JSON.stringify(body));
-    assert.equal(JSON.parse(res.text).error.param, param, JSON.stringify(body));
-  }
+  await assertRefusedFields(post, cases);
   assert.equal(mock.requests.length, 0);
 });
 

@@ -9,7 +9,8 @@ import OpenAI from 'openai';
 import type { Gateway } from '../harness/spawn.ts';
 import { useProxyFixture } from '../harness/proxy-fixture.ts';
 import type { MockUpstream } from '../harness/mock-upstream.ts';
-import { rawRequest, usageOf } from '../harness/echo-upstream.ts';
+import { usageOf } from '../harness/echo-upstream.ts';
+import { assertRefusedFields, postJson } from '../harness/post-json.ts';
 
 const CALLER_KEY = 'sk-e2e-speech-caller-7e1d';
 const STREAM_TIMEOUT_MS = 800;
@@ -137,16 +138,12 @@ test('a target without a speech endpoint is a final 501; request checks name the
   assert.equal(refused.status, 501);
   assert.equal(refused.headers.get('x-should-retry'), 'false');
   assert.equal(((await refused.json()) as any).error.message, "model 'claude' does not support /v1/audio/speech: its provider (anthropic) has no speech endpoint in this gateway");
-  for (const [body, param] of [
+  await assertRefusedFields((body) => postJson(gw.proxyUrl, '/v1/audio/speech', CALLER_KEY, body), [
     [{ model: 'tts', voice: 'alloy' }, 'input'],
     [{ model: 'tts', voice: 'alloy', input: '' }, 'input'],
     [{ model: 'tts', input: 'x' }, 'voice'],
     [{ input: 'x', voice: 'alloy' }, 'model'],
-  ] as const) {
-    const res = await rawRequest(gw.proxyUrl, { method: 'POST', path: '/v1/audio/speech', headers: { authorization: `Bearer ${CALLER_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    assert.equal(res.status, 400, JSON.stringify(body));
-    assert.equal(JSON.parse(res.text).error.param, param);
-  }
+  ]);
   assert.equal(mock.requests.length, 0);
 });
 
